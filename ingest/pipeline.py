@@ -1,0 +1,206 @@
+"""parse → chunk → embed → store, incrementally.
+
+Chunk ids carry the paper's content hash, so a changed paper's new chunks are
+written before its old ones are deleted, and an interrupted run is finished by
+simply running again: a paper counts as stored only when all of its chunks for
+its current content are present. Every file is parsed before anything is
+written, so a malformed file leaves the store untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.chunk import chunk_text
+from ingest.embed import Embedder
+from ingest.parse import Paper, discover, parse_file
+from ingest.store import Store, dumps_list
+
+log = logging.getLogger(__name__)
+
+# Fraction of the model window a chunk may fill; the rest is room for the title.
+CHUNK_FILL = 0.8
+EMBED_BATCH_PAPERS = 64
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class IngestSummary:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    moved: int = 0
+    chunks_embedded: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"{self.added} added", f"{self.updated} updated", f"{self.removed} removed",
+                 f"{self.unchanged} unchanged"]
+        if self.moved:
+            parts.append(f"{self.moved} re-labelled or moved")
+        text = ", ".join(parts) + f" ({self.chunks_embedded} chunks embedded, {len(self.sources)} sources)"
+        if self.duplicates:
+            text += f"; {len(self.duplicates)} duplicate abstracts skipped"
+        return text
+
+
+def load_papers(paths: Iterable[Path]) -> tuple[list[Paper], list[str], list[str]]:
+    """Parse every file first (any error aborts before writing); drop repeated abstracts."""
+    files = discover(list(paths))
+    papers: list[Paper] = []
+    seen: dict[str, Paper] = {}
+    duplicates: list[str] = []
+    for f in files:
+        for p in parse_file(f):
+            if p.paper_id in seen:
+                first = seen[p.paper_id]
+                duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}")
+                continue
+            seen[p.paper_id] = p
+            papers.append(p)
+    return papers, [f.name for f in files], duplicates
+
+
+def embed_text(paper: Paper, chunk: str) -> str:
+    """What the model and the keyword index read: the title (if any) gives every chunk its context."""
+    return f"{paper.title}. {chunk}" if paper.title else chunk
+
+
+def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
+    """(chunk id, verbatim text, metadata) for every chunk of `paper`."""
+    if embedder is not None:
+        budget = int(embedder.max_tokens * CHUNK_FILL) - (embedder.count_tokens(paper.title) if paper.title else 0)
+        chunks = chunk_text(paper.abstract, max_tokens=max(64, budget), count_tokens=embedder.count_tokens)
+    else:
+        chunks = chunk_text(paper.abstract)
+    base = paper_metadata(paper)
+    out = []
+    for c in chunks:
+        meta = dict(base, chunk_index=c.index, n_chunks=len(chunks), start=c.start, end=c.end)
+        out.append((f"{paper.paper_id}:{paper.content_hash[:10]}:{c.index}", c.text, meta))
+    return out
+
+
+def paper_metadata(paper: Paper) -> dict:
+    return {
+        "paper_id": paper.paper_id,
+        "source": paper.source,
+        "position": paper.position,
+        "label": paper.label,
+        "title": paper.title,
+        "authors": paper.authors,
+        "url": paper.url,
+        "venue": paper.venue,
+        "links": dumps_list(paper.links),
+        "content_hash": paper.content_hash,
+        "abstract_chars": len(paper.abstract),
+    }
+
+
+def ingest(
+    paths: Iterable[Path],
+    store: Store,
+    embedder: Embedder,
+    progress: Progress | None = None,
+    prune_sources: bool = True,
+) -> IngestSummary:
+    """Bring the store in line with the papers in `paths`; return what changed.
+
+    With `prune_sources`, papers of the given sources that are no longer in
+    their files are removed; papers of other sources are never touched.
+    """
+    papers, sources, duplicates = load_papers(paths)
+    summary = IngestSummary(duplicates=duplicates, sources=sources)
+    for d in duplicates:
+        log.warning("duplicate abstract skipped: %s", d)
+
+    stored = _stored_state(store)
+    wanted = {p.paper_id: p for p in papers}
+    to_embed: list[Paper] = []
+    relabel_ids: list[str] = []
+    relabel_meta: list[dict] = []
+    stale_ids: list[str] = []
+    for p in papers:
+        state = stored.get(p.paper_id)
+        complete = state and state.complete(p.content_hash)
+        if not complete:
+            to_embed.append(p)
+            if state:
+                summary.updated += 1
+                stale_ids.extend(state.ids_except(p.content_hash))
+            else:
+                summary.added += 1
+            continue
+        summary.unchanged += 1
+        stale_ids.extend(state.ids_except(p.content_hash))
+        if state.placement != (p.source, p.position):
+            summary.moved += 1
+            for cid, meta in state.chunks_of(p.content_hash):
+                relabel_ids.append(cid)
+                relabel_meta.append(dict(meta, source=p.source, position=p.position))
+
+    if prune_sources:
+        for pid, state in stored.items():
+            if pid not in wanted and state.placement[0] in sources:
+                summary.removed += 1
+                stale_ids.extend(state.all_ids())
+
+    changed = bool(to_embed or stale_ids or relabel_ids)
+    total_chunks = 0
+    done = 0
+    if progress:
+        progress(0, len(to_embed))
+    for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
+        batch = to_embed[i:i + EMBED_BATCH_PAPERS]
+        rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
+        vectors = embedder.encode([embed_text(p, text) for p, _, text, _ in rows])
+        store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
+        total_chunks += len(rows)
+        done += len(batch)
+        if progress:
+            progress(done, len(to_embed))
+    if relabel_ids:
+        store.update_metadata(relabel_ids, relabel_meta)
+    if stale_ids:
+        store.delete(stale_ids)
+    if changed:
+        store.bump_version()
+    summary.chunks_embedded = total_chunks
+    return summary
+
+
+class _PaperState:
+    def __init__(self) -> None:
+        self.by_hash: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+        self.placement: tuple[str, int] = ("", 0)
+
+    def add(self, cid: str, meta: dict) -> None:
+        self.by_hash[meta.get("content_hash", "")].append((cid, meta))
+        self.placement = (meta.get("source", ""), int(meta.get("position", 0)))
+
+    def complete(self, content_hash: str) -> bool:
+        chunks = self.by_hash.get(content_hash, [])
+        return bool(chunks) and len({m.get("chunk_index") for _, m in chunks}) == int(chunks[0][1].get("n_chunks", -1))
+
+    def chunks_of(self, content_hash: str) -> list[tuple[str, dict]]:
+        return self.by_hash.get(content_hash, [])
+
+    def ids_except(self, content_hash: str) -> list[str]:
+        return [cid for h, chunks in self.by_hash.items() if h != content_hash for cid, _ in chunks]
+
+    def all_ids(self) -> list[str]:
+        return [cid for chunks in self.by_hash.values() for cid, _ in chunks]
+
+
+def _stored_state(store: Store) -> dict[str, _PaperState]:
+    state: dict[str, _PaperState] = defaultdict(_PaperState)
+    for rec in store.iter_chunks(with_text=False):
+        state[rec.paper_id].add(rec.chunk_id, rec.meta)
+    return state

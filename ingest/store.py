@@ -1,0 +1,284 @@
+"""The Chroma collection that holds chunks, their embeddings and paper metadata.
+
+One code path for both deployments: an embedded ``PersistentClient`` at
+CHROMA_PATH (guarded by a file lock, since two processes writing one embedded
+store can corrupt it), or an ``HttpClient`` to a ``chroma run`` server when
+CHROMA_HOST is set. Embeddings are always passed in explicitly; the collection
+has no embedding function, so Chroma's default model can never run.
+
+The collection metadata pins the embedding model (name and dimension) and
+carries a ``content_version`` that changes on every write, so keyword indexes in
+other processes know when to rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paperbot.errors import ModelMismatchError, StoreError, StoreLockedError, StoreUnavailableError
+from paperbot.settings import StoreSettings
+
+log = logging.getLogger(__name__)
+
+LOCK_NAME = "paperbot.lock"
+SCHEMA_VERSION = 1
+PAGE = 2000
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One stored chunk: its text is a verbatim span of the paper's abstract."""
+
+    chunk_id: str
+    text: str
+    meta: dict[str, Any]
+
+    @property
+    def paper_id(self) -> str:
+        return self.meta["paper_id"]
+
+
+def _chroma_settings():
+    from chromadb.config import Settings as ChromaSettings
+
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+
+
+class Store:
+    """A paperbot collection in Chroma, embedded or remote."""
+
+    def __init__(self, settings: StoreSettings, model_name: str, dimension: int, create: bool = True) -> None:
+        self.settings = settings
+        self.model_name = model_name
+        self.dimension = dimension
+        self._lock = None
+        self._client = self._connect()
+        self._collection = self._open_collection(create)
+
+    # -- opening -----------------------------------------------------------------
+
+    def _connect(self):
+        import chromadb
+
+        s = self.settings
+        if s.is_server:
+            headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
+            try:
+                client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
+                                             settings=_chroma_settings())
+                client.heartbeat()
+            except Exception as exc:
+                raise StoreUnavailableError(
+                    f"cannot reach the Chroma server at {s.host}:{s.port} ({type(exc).__name__}); "
+                    "is `chroma run` up, and are CHROMA_HOST/CHROMA_PORT right?") from None
+            return client
+        self._lock = _acquire_lock(s.path)
+        try:
+            return chromadb.PersistentClient(path=str(s.path), settings=_chroma_settings())
+        except Exception as exc:
+            self.close()
+            log.debug("opening the embedded store failed", exc_info=True)
+            raise StoreError(
+                f"cannot open the store at {s.path} ({type(exc).__name__}: {exc}). If it is damaged, "
+                f"move it aside and run `paperbot ingest` to rebuild it.") from None
+
+    def _open_collection(self, create: bool):
+        name = self.settings.collection
+        try:
+            if create:
+                col = self._client.get_or_create_collection(
+                    name,
+                    embedding_function=None,
+                    metadata={
+                        "hnsw:space": "cosine",
+                        "embedding_model": self.model_name,
+                        "embedding_dimension": self.dimension,
+                        "schema_version": SCHEMA_VERSION,
+                        "content_version": "empty",
+                    },
+                )
+            else:
+                col = self._client.get_collection(name, embedding_function=None)
+        except Exception as exc:
+            raise self._wrap(exc, f"open collection {name!r}") from None
+        meta = col.metadata or {}
+        stored_model, stored_dim = meta.get("embedding_model"), meta.get("embedding_dimension")
+        if stored_model != self.model_name or stored_dim != self.dimension:
+            raise ModelMismatchError(
+                f"the store at {self.where} was built with embedding model {stored_model!r} "
+                f"(dimension {stored_dim}), but EMBEDDING_MODEL is {self.model_name!r} (dimension {self.dimension}). "
+                f"Use the same model, or choose another CHROMA_COLLECTION and run `paperbot ingest`.")
+        return col
+
+    @property
+    def where(self) -> str:
+        s = self.settings
+        return f"{s.host}:{s.port}/{s.collection}" if s.is_server else f"{s.path} ({s.collection})"
+
+    def _wrap(self, exc: Exception, action: str) -> StoreError:
+        log.debug("store call failed: %s", action, exc_info=True)
+        if self.settings.is_server:
+            return StoreUnavailableError(f"the Chroma server at {self.settings.host}:{self.settings.port} "
+                                         f"did not answer ({action}: {type(exc).__name__})")
+        return StoreError(f"the store at {self.settings.path} failed ({action}: {type(exc).__name__}: {exc})")
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- reading -----------------------------------------------------------------
+
+    @property
+    def content_version(self) -> str:
+        """Changes whenever chunks are written or deleted (read fresh from the store)."""
+        try:
+            col = self._client.get_collection(self.settings.collection, embedding_function=None)
+        except Exception as exc:
+            raise self._wrap(exc, "read collection metadata") from None
+        return str((col.metadata or {}).get("content_version", "empty"))
+
+    def count(self) -> int:
+        try:
+            return self._collection.count()
+        except Exception as exc:
+            raise self._wrap(exc, "count") from None
+
+    def iter_chunks(self, with_text: bool = True, where: dict | None = None) -> Iterator[ChunkRecord]:
+        """Every stored chunk, paged so memory stays bounded on large stores."""
+        include = ["metadatas", "documents"] if with_text else ["metadatas"]
+        offset = 0
+        while True:
+            try:
+                page = self._collection.get(include=include, limit=PAGE, offset=offset, where=where)
+            except Exception as exc:
+                raise self._wrap(exc, "read chunks") from None
+            ids = page["ids"]
+            docs = page.get("documents") or [""] * len(ids)
+            for cid, doc, meta in zip(ids, docs, page["metadatas"]):
+                yield ChunkRecord(cid, doc or "", dict(meta or {}))
+            if len(ids) < PAGE:
+                return
+            offset += PAGE
+
+    def get_chunks(self, ids: list[str]) -> list[ChunkRecord]:
+        if not ids:
+            return []
+        try:
+            page = self._collection.get(ids=ids, include=["metadatas", "documents"])
+        except Exception as exc:
+            raise self._wrap(exc, "get chunks") from None
+        return [ChunkRecord(c, d or "", dict(m or {})) for c, d, m in zip(page["ids"], page["documents"], page["metadatas"])]
+
+    def get_embeddings(self, ids: list[str]):
+        if not ids:
+            return []
+        try:
+            page = self._collection.get(ids=ids, include=["embeddings"])
+        except Exception as exc:
+            raise self._wrap(exc, "get embeddings") from None
+        order = {cid: i for i, cid in enumerate(page["ids"])}
+        return [page["embeddings"][order[c]] for c in ids if c in order]
+
+    def query(self, vector, n: int) -> list[tuple[str, float]]:
+        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first."""
+        total = self.count()
+        if total == 0:
+            return []
+        try:
+            res = self._collection.query(query_embeddings=[list(map(float, vector))], n_results=min(n, total),
+                                         include=["distances"])
+        except Exception as exc:
+            raise self._wrap(exc, "query") from None
+        return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
+
+    # -- writing -----------------------------------------------------------------
+
+    @property
+    def max_batch(self) -> int:
+        try:
+            return max(1, min(int(self._client.get_max_batch_size()), 5000))
+        except Exception:
+            return 1000
+
+    def upsert(self, ids: list[str], embeddings, documents: list[str], metadatas: list[dict]) -> None:
+        step = self.max_batch
+        for i in range(0, len(ids), step):
+            try:
+                self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
+                                        documents=documents[i:i + step], metadatas=metadatas[i:i + step])
+            except Exception as exc:
+                raise self._wrap(exc, "write chunks") from None
+
+    def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
+        step = self.max_batch
+        for i in range(0, len(ids), step):
+            try:
+                self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
+            except Exception as exc:
+                raise self._wrap(exc, "update metadata") from None
+
+    def delete(self, ids: list[str]) -> None:
+        step = self.max_batch
+        for i in range(0, len(ids), step):
+            try:
+                self._collection.delete(ids=ids[i:i + step])
+            except Exception as exc:
+                raise self._wrap(exc, "delete chunks") from None
+
+    def bump_version(self) -> str:
+        """Record that the content changed; returns the new version."""
+        version = f"{time.time_ns():x}-{uuid.uuid4().hex[:8]}"
+        meta = dict(self._collection.metadata or {})
+        meta.pop("hnsw:space", None)  # fixed at creation; Chroma refuses to change it
+        meta["content_version"] = version
+        try:
+            self._collection.modify(metadata=meta)
+        except Exception as exc:
+            raise self._wrap(exc, "update collection metadata") from None
+        return version
+
+
+def _acquire_lock(path: Path):
+    from filelock import FileLock, Timeout
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"CHROMA_PATH={path}: cannot create the store folder ({exc.strerror})") from None
+    lock = FileLock(str(path / LOCK_NAME))
+    try:
+        lock.acquire(timeout=0.5)
+    except Timeout:
+        raise StoreLockedError(
+            f"the store at {path} is in use by another paperbot process. An embedded store serves one process "
+            "at a time: stop the other one, or run a Chroma server (`chroma run --path DIR`) and set CHROMA_HOST "
+            "so that several processes can share it.") from None
+    return lock
+
+
+def dumps_list(values) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def loads_list(raw: str | None) -> list[str]:
+    if not raw:
+        return []
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []

@@ -1,0 +1,66 @@
+"""Every error paperbot raises on purpose, in one hierarchy.
+
+    PaperbotError              expected failure; its message is safe to show a user
+    ├── ConfigError            a setting is missing or invalid (names the variable)
+    ├── InputError             a corpus file or record is malformed (names file and line)
+    ├── StoreError             the vector store cannot be used
+    │   ├── ModelMismatchError the store was built with another embedding model
+    │   ├── StoreLockedError   another process holds the embedded store
+    │   └── StoreUnavailableError  the Chroma server cannot be reached (retry helps)
+    ├── ModelError             the embedding model cannot be loaded
+    ├── EmptyCorpusError       nothing to search and nothing to ingest
+    └── LLMError               the LLM endpoint failed (callers fall back)
+
+Anything else escaping to a front end is a bug: the front end logs the traceback
+and shows a generic message.
+"""
+
+from __future__ import annotations
+
+
+class PaperbotError(Exception):
+    """An expected failure whose message is written for the user."""
+
+    retryable: bool = False
+
+
+class ConfigError(PaperbotError):
+    def __init__(self, variable: str, problem: str) -> None:
+        self.variable = variable
+        super().__init__(f"{variable}: {problem}")
+
+
+class InputError(PaperbotError):
+    def __init__(self, source: str, problem: str, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {problem}")
+
+
+class StoreError(PaperbotError):
+    pass
+
+
+class ModelMismatchError(StoreError):
+    pass
+
+
+class StoreLockedError(StoreError):
+    pass
+
+
+class StoreUnavailableError(StoreError):
+    retryable = True
+
+
+class ModelError(PaperbotError):
+    pass
+
+
+class EmptyCorpusError(PaperbotError):
+    pass
+
+
+class LLMError(PaperbotError):
+    retryable = True

