@@ -1,0 +1,69 @@
+"""Shared fixtures: an isolated environment, the real bundled model, real Chroma in temp dirs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from paperbot.settings import BUNDLED_CORPUS, Settings
+
+REPO = Path(__file__).resolve().parent.parent
+_ISOLATED_PREFIXES = ("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """No test sees the developer's .env, store or cache; every store lives in tmp_path."""
+    for name in list(os.environ):
+        if name.startswith(_ISOLATED_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CHROMA_PATH", str(tmp_path / "chroma"))
+    monkeypatch.setenv("PAPERBOT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PAPERBOT_ENV_FILE", str(tmp_path / "no.env"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+def make_settings(tmp: Path, **env: str) -> Settings:
+    base = {"CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache")}
+    base.update(env)
+    return Settings.from_env(base)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real bundled all-MiniLM-L6-v2, loaded once per test session."""
+    from ingest.embed import Embedder
+
+    e = Embedder()
+    e.encode(["warm up"])
+    return e
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(tmp_path_factory) -> Path:
+    """A private copy of the bundled corpus (tests may not change the user's data)."""
+    d = tmp_path_factory.mktemp("corpus")
+    for f in BUNDLED_CORPUS.iterdir():
+        shutil.copy(f, d / f.name)
+    return d
+
+
+@pytest.fixture(scope="session")
+def library(tmp_path_factory, embedder, corpus_dir):
+    """A Library over the bundled corpus, ingested once with the real model into real Chroma.
+
+    Shared by tests that only read; tests that write build their own.
+    """
+    from retrieval.library import Library
+
+    tmp = tmp_path_factory.mktemp("lib")
+    lib = Library(make_settings(tmp, PAPERBOT_CORPUS=str(corpus_dir)), embedder=embedder)
+    lib.ingest()
+    yield lib
+    lib.close()
