@@ -69,16 +69,7 @@ class Store:
 
         s = self.settings
         if s.is_server:
-            headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
-            try:
-                client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
-                                             settings=_chroma_settings())
-                client.heartbeat()
-            except Exception as exc:
-                raise StoreUnavailableError(
-                    f"cannot reach the Chroma server at {s.host}:{s.port} ({type(exc).__name__}); "
-                    "is `chroma run` up, and are CHROMA_HOST/CHROMA_PORT right?") from None
-            return client
+            return self._connect_server()
         self._lock = _acquire_lock(s.path)
         try:
             return chromadb.PersistentClient(path=str(s.path), settings=_chroma_settings())
@@ -88,6 +79,26 @@ class Store:
             raise StoreError(
                 f"cannot open the store at {s.path} ({type(exc).__name__}: {exc}). If it is damaged, "
                 f"move it aside and run `paperbot ingest` to rebuild it.") from None
+
+    def _connect_server(self):
+        """An HttpClient whose every request gives up after CHROMA_TIMEOUT seconds.
+
+        Chroma's client waits forever by default and already talks to the server
+        while it is being built, so reachability is checked first with a bounded
+        heartbeat, and the bound is then applied to the client's own requests.
+        """
+        import chromadb
+
+        s = self.settings
+        headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
+        _check_heartbeat(s, headers)
+        try:
+            client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
+                                         settings=_chroma_settings())
+        except Exception as exc:
+            raise self._wrap(exc, "connect") from None
+        _bound_requests(client, s.timeout)
+        return client
 
     def _open_collection(self, create: bool):
         name = self.settings.collection
@@ -124,10 +135,10 @@ class Store:
 
     def _wrap(self, exc: Exception, action: str) -> StoreError:
         log.debug("store call failed: %s", action, exc_info=True)
-        if self.settings.is_server:
-            return StoreUnavailableError(f"the Chroma server at {self.settings.host}:{self.settings.port} "
-                                         f"did not answer ({action}: {type(exc).__name__})")
-        return StoreError(f"the store at {self.settings.path} failed ({action}: {type(exc).__name__}: {exc})")
+        s = self.settings
+        if not s.is_server:
+            return StoreError(f"the store at {s.path} failed ({action}: {type(exc).__name__}: {exc})")
+        return _server_error(s, exc, action)
 
     def close(self) -> None:
         if self._lock is not None:
@@ -250,6 +261,58 @@ class Store:
         except Exception as exc:
             raise self._wrap(exc, "update collection metadata") from None
         return version
+
+
+def _server_url(s: StoreSettings) -> str:
+    return f"{'https' if s.ssl else 'http'}://{s.host}:{s.port}"
+
+
+def _server_error(s: StoreSettings, exc: Exception, action: str) -> StoreError:
+    """Say what went wrong with the server in words an admin can act on."""
+    import httpx
+    from chromadb.errors import AuthorizationError, ChromaAuthError, ChromaError
+
+    where = f"the Chroma server at {_server_url(s)}"
+    if isinstance(exc, httpx.TimeoutException):
+        return StoreUnavailableError(f"{where} did not answer within CHROMA_TIMEOUT={s.timeout:g}s ({action}); "
+                                     "is it overloaded or stuck? Raise CHROMA_TIMEOUT for slow servers.")
+    if isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+        return StoreUnavailableError(f"cannot reach {where} ({action}: {type(exc).__name__}); "
+                                     "is `chroma run` up, and are CHROMA_HOST/CHROMA_PORT/CHROMA_SSL right?")
+    if isinstance(exc, (AuthorizationError, ChromaAuthError)):
+        return StoreError(f"{where} refused the credentials ({action}); check CHROMA_AUTH_TOKEN")
+    if isinstance(exc, ChromaError):
+        return StoreError(f"{where} rejected the request ({action}: {type(exc).__name__}: {exc})")
+    return StoreUnavailableError(f"{where} failed ({action}: {type(exc).__name__}: {exc})")
+
+
+def _check_heartbeat(s: StoreSettings, headers: dict[str, str] | None) -> None:
+    """Fail within CHROMA_TIMEOUT, with a message that says why, when the server is not usable."""
+    import httpx
+
+    url = f"{_server_url(s)}/api/v2/heartbeat"
+    try:
+        resp = httpx.get(url, headers=headers, timeout=s.timeout)
+    except httpx.HTTPError as exc:
+        log.debug("heartbeat to %s failed", url, exc_info=True)
+        raise _server_error(s, exc, "heartbeat") from None
+    if resp.status_code in (401, 403):
+        raise StoreError(f"the Chroma server at {_server_url(s)} refused the credentials "
+                         f"(HTTP {resp.status_code}); check CHROMA_AUTH_TOKEN")
+    if resp.status_code != 200:
+        raise StoreUnavailableError(f"{url} answered HTTP {resp.status_code}; is CHROMA_HOST/CHROMA_PORT a "
+                                    "Chroma 1.x server?")
+
+
+def _bound_requests(client, timeout: float) -> None:
+    """Apply CHROMA_TIMEOUT to the HTTP session inside Chroma's client (it has no setting for it)."""
+    import httpx
+
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(timeout)
+    else:
+        log.warning("this chromadb version hides its HTTP session; CHROMA_TIMEOUT applies only to connecting")
 
 
 def _acquire_lock(path: Path):
