@@ -16,7 +16,7 @@ from dataclasses import dataclass
 # A sentence ends at . ! or ? followed by space and an upper-case letter, digit,
 # quote, bracket or TeX/markdown opener; common abbreviations do not end one.
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[\\$*_`])")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|No|Dr|Mr|Ms)|\b[A-Z])\.$")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|No|Dr|Mr|Ms))\.$")
 
 DEFAULT_MAX_TOKENS = 200
 DEFAULT_OVERLAP = 1

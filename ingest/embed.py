@@ -60,6 +60,9 @@ class Embedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         target = resolve_model(self.name)
         log.info("loading embedding model %s (%s backend)", self.name, self.settings.backend)

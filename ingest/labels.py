@@ -31,6 +31,7 @@ _WRAPPERS = [
     (re.compile(r"(?<!\w)_([^_]+)_(?!\w)"), r"\1"),
     (re.compile(r"[{}]"), ""),
 ]
+_FIRST = re.compile(r"\s+(?:(?:a|an|the|our|new|novel)\s+)?([A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*)(?![\w+-])(?!\s+[A-Z])(\s+\()?")
 _LINK = re.compile(r"https?://[^\s<>\"')\]}]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(\[])")
 
@@ -56,7 +57,12 @@ def derive_label(abstract: str) -> str:
     # "We propose/introduce ..." sentences name the method more often than "we study ...".
     contrib.sort(key=lambda s: not _STRONG.search(_CONTRIB.search(s).group(0)))
     for s in contrib:
-        tail = s[_CONTRIB.search(s).start():]
+        m = _CONTRIB.search(s)
+        tail = s[m.start():]
+        # "We introduce AS2 (...)", "we propose Psy-CoT, ...", "we introduce Devyn (Developing ...)".
+        first = _FIRST.match(s, m.end())
+        if first and (_is_name(first.group(1)) or first.group(2)) and first.group(1) not in _COMMON:
+            return first.group(1)
         # A name in parentheses wins ("Numerical Visual CoT (NV-CoT)"), then a coined
         # name, preferring one the abstract repeats.
         for m in _PAREN.finditer(tail):

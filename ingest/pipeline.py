@@ -147,10 +147,18 @@ def ingest(
                 relabel_meta.append(dict(meta, source=p.source, position=p.position))
 
     if prune_sources:
+        # An edited untitled abstract gets a new id; one that takes the place of a
+        # removed paper is reported as an update of it.
+        new_places = {(p.source, p.position) for p in to_embed if p.paper_id not in stored}
         for pid, state in stored.items():
             if pid not in wanted and state.placement[0] in sources:
-                summary.removed += 1
                 stale_ids.extend(state.all_ids())
+                if state.placement in new_places:
+                    new_places.discard(state.placement)
+                    summary.added -= 1
+                    summary.updated += 1
+                else:
+                    summary.removed += 1
 
     changed = bool(to_embed or stale_ids or relabel_ids)
     total_chunks = 0

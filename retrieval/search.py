@@ -125,8 +125,9 @@ class Retriever:
 
     # -- ranking -------------------------------------------------------------------
 
-    def rank(self, query: str, depth: int = CANDIDATES, query_vector: np.ndarray | None = None) -> list[RankedPaper]:
-        """Papers best first by fused dense + keyword score (no snippets)."""
+    def rank(self, query: str, depth: int = CANDIDATES, query_vector: np.ndarray | None = None,
+             mode: str = "hybrid") -> list[RankedPaper]:
+        """Papers best first (no snippets). `mode` is hybrid, dense or lexical (the last two for evaluation)."""
         view = self.view()
         if not view.papers:
             raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
@@ -136,36 +137,39 @@ class Retriever:
 
         dense = np.full(n_papers, np.nan, dtype=np.float32)
         for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
-            pid = cid.rsplit(":", 2)[0]
-            i = view.paper_index.get(pid)
+            i = view.paper_index.get(cid.rsplit(":", 2)[0])
             if i is not None and not sim <= dense[i]:
                 dense[i] = sim
 
         q_tokens = tokenize(query)
-        chunk_bm25 = view.keyword.scores(q_tokens)
         bm25 = np.zeros(n_papers, dtype=np.float32)
-        np.maximum.at(bm25, view.chunk_paper_idx, chunk_bm25)
+        np.maximum.at(bm25, view.chunk_paper_idx, view.keyword.scores(q_tokens))
 
         dense_top = np.flatnonzero(~np.isnan(dense))
-        dense_top = dense_top[np.argsort(-dense[dense_top])][:depth]
-        lex_top = np.argsort(-bm25)[:depth]
+        dense_top = dense_top[np.argsort(-dense[dense_top], kind="stable")][:depth]
+        lex_top = np.argsort(-bm25, kind="stable")[:depth]
         lex_top = lex_top[bm25[lex_top] > 0]
-        cand = np.unique(np.concatenate([dense_top, lex_top])).astype(np.int64)
-        missing = cand[np.isnan(dense[cand])]
-        if missing.size:
-            dense[missing] = self._dense_for(view, missing, qvec)
-        fused = _z(dense[cand]) + _z(bm25[cand])
-        order = np.argsort(-fused, kind="stable")
+        if mode == "dense":
+            cand, fused = dense_top, dense[dense_top]
+        elif mode == "lexical":
+            cand, fused = lex_top, bm25[lex_top]
+        else:
+            cand = np.unique(np.concatenate([dense_top, lex_top])).astype(np.int64)
+            missing = cand[np.isnan(dense[cand])]
+            if missing.size:
+                dense[missing] = self._dense_for(view, missing, qvec)
+            fused = _z(dense[cand]) + _z(bm25[cand])
+        order = np.argsort(-fused, kind="stable")[:depth]
         pids = list(view.papers)
         weights = {t: view.keyword.idf(t) for t in set(q_tokens)}
         total_w = sum(weights.values()) or 1.0
         ranked = []
         for j in order:
             i = int(cand[j])
-            pid = pids[i]
-            have = view.paper_tokens[pid]
+            have = view.paper_tokens[pids[i]]
             coverage = sum(w for t, w in weights.items() if t in have) / total_w
-            ranked.append(RankedPaper(pid, float(fused[j]), float(dense[i]), float(coverage), float(bm25[i])))
+            d = float(dense[i]) if not np.isnan(dense[i]) else -1.0
+            ranked.append(RankedPaper(pids[i], float(fused[j]), d, float(coverage), float(bm25[i])))
         return ranked
 
     def _dense_for(self, view: CorpusView, paper_idx: np.ndarray, qvec: np.ndarray) -> np.ndarray:

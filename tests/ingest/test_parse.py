@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.labels import derive_label, find_links
+from ingest.parse import discover, parse_file, text_id
+from paperbot.errors import InputError
+from paperbot.settings import BUNDLED_CORPUS
+
+A1 = "We propose NV-CoT, a framework that reasons over images with continuous coordinates. It works well."
+A2 = "Markov decision problems are most commonly solved via dynamic programming. We study another approach."
+A3 = "Large reasoning models are unsafe. Guided by this, we propose ThinkSafe, which restores safety."
+
+
+def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return p
+
+
+@pytest.mark.parametrize(
+    "name, content, expected_abstracts",
+    [
+        ("en.txt", f"NeurIPS 2026 Papers\n\n{A1}\n\n{A2}\n", [A1, A2]),
+        ("zh.txt", f"NeurIPS 2026 论文列表\n\n{A1}\n\n{A2}\n\n{A3}\n", [A1, A2, A3]),
+        ("one.txt", f"Header\n\n{A1}\n", [A1]),
+        ("crlf.txt", f"Header\r\n\r\n{A1}\r\n\r\n{A2}\r\n", [A1, A2]),
+        ("bom.txt", f"\ufeffHeader\n\n{A1}\n", [A1]),
+        ("many_blank.txt", f"\n\nHeader\n\n\n\n{A1}\n   \n\n{A2}\n\n\n", [A1, A2]),
+        ("wrapped.txt", "Header\n\nWe propose a method\nthat spans two lines of the file.\n", ["We propose a method that spans two lines of the file."]),
+        ("rows.jsonl", json.dumps({"id": "x1", "title": "T", "abstract": A1}) + "\n\n" + json.dumps({"abstract": A2}) + "\n", [A1, A2]),
+        ("rows.csv", f'id,title,abstract,authors,url\nx1,"A title","{A1}","Ada, Bob",https://example.org/1\n', [A1]),
+    ],
+)
+def test_formats_parse_to_their_abstracts(tmp_path, name, content, expected_abstracts):
+    papers = parse_file(write(tmp_path, name, content))
+    assert [p.abstract for p in papers] == expected_abstracts
+    assert [p.position for p in papers] == list(range(1, len(expected_abstracts) + 1))
+    assert all(p.source == name for p in papers)
+
+
+@pytest.mark.parametrize(
+    "name, content, message, line",
+    [
+        ("empty.txt", "", "file is empty", None),
+        ("blank.txt", "\n\n   \n", "file is empty", None),
+        ("header_only.txt", "NeurIPS 2026 Papers\n", "contains no abstracts", None),
+        ("latin1.txt", "Header\n\nCaf\xe9 au lait is a drink people enjoy every day.\n".encode("latin-1"), "not valid UTF-8", 3),
+        ("binary.txt", b"\x00\x01\x02PK\x03\x04" * 50, "binary", None),
+        ("bad.jsonl", json.dumps({"abstract": A1}) + "\n{not json\n", "invalid JSON", 2),
+        ("list.jsonl", "[1, 2]\n", "expected a JSON object", 1),
+        ("noabs.jsonl", json.dumps({"title": "only a title"}) + "\n", "abstract is missing", 1),
+        ("short.jsonl", json.dumps({"abstract": "too short"}) + "\n", "too short", 1),
+        ("typed.jsonl", json.dumps({"abstract": A1, "title": ["a", "list"]}) + "\n", "'title' must be text", 1),
+        ("nocol.csv", "id,title\n1,x\n", "no 'abstract' column", 1),
+        ("extra.csv", f'id,abstract\n1,"{A1}",surplus\n', "more fields than the header", 2),
+        ("paper.pdf", "%PDF-1.4", "unsupported file type", None),
+    ],
+)
+def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message, line):
+    path = write(tmp_path, name, content)
+    with pytest.raises(InputError) as err:
+        discover([path]) and parse_file(path)
+    assert message in str(err.value)
+    assert name in str(err.value)
+    assert err.value.line == line
+
+
+def test_missing_path_is_reported(tmp_path):
+    with pytest.raises(InputError, match="no such file or folder"):
+        discover([tmp_path / "nope.txt"])
+
+
+def test_same_file_name_in_two_folders_is_refused(tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        write(tmp_path / d, "same.txt", f"H\n\n{A1}\n")
+    with pytest.raises(InputError, match="share the name"):
+        discover([tmp_path / "a", tmp_path / "b"])
+
+
+def test_ids_are_content_derived_and_survive_reordering(tmp_path):
+    first = parse_file(write(tmp_path, "a.txt", f"H\n\n{A1}\n\n{A2}\n"))
+    second = parse_file(write(tmp_path, "b.txt", f"Other header\n\n{A2}\n\n{A1}\n"))
+    assert {p.paper_id for p in first} == {p.paper_id for p in second}
+    assert first[0].paper_id == second[1].paper_id == text_id(A1)
+    assert first[0].paper_id != first[1].paper_id
+    # Whitespace and case do not change identity; content does.
+    assert text_id(A1.upper().replace(" ", "  ")) == text_id(A1)
+    assert text_id(A1 + " More.") != text_id(A1)
+
+
+def test_records_keep_their_own_ids_titles_authors_and_links(tmp_path):
+    rec = {"_id": "paper/42", "title": "Masks", "text": A1 + " Code: https://github.com/x/y.", "authors": ["Ada", "Bob"],
+           "url": "https://openreview.net/x", "venue": "NeurIPS 2026"}
+    [p] = parse_file(write(tmp_path, "r.jsonl", json.dumps(rec) + "\n"))
+    assert p.paper_id == "paper-42"
+    assert p.label == "Masks"
+    assert p.authors == "Ada, Bob"
+    assert p.venue == "NeurIPS 2026"
+    assert p.links == ("https://github.com/x/y",)
+
+
+def test_bundled_corpus_parses_with_labels_and_links():
+    files = discover([BUNDLED_CORPUS])
+    papers = [p for f in files for p in parse_file(f)]
+    assert len(files) == 3
+    assert len(papers) == 57
+    assert len({p.paper_id for p in papers}) == 57
+    labels = {(p.source[:3], p.position): p.label for p in papers}
+    assert labels[("000", 1)] == "NV-CoT"
+    assert labels[("000", 2)] == "ThinkSafe"
+    assert labels[("000", 6)] == "BMT"
+    assert labels[("003", 1)] == "Psy-CoT"
+    assert all(0 < len(label) <= 61 for label in labels.values())
+    thinksafe = next(p for p in papers if p.label == "ThinkSafe")
+    assert any("huggingface.co" in link for link in thinksafe.links)
+
+
+@pytest.mark.parametrize(
+    "abstract, label",
+    [
+        ("Existing methods fail. In this paper, we propose Numerical Visual Chain-of-Thought (NV-CoT), a framework.", "NV-CoT"),
+        ("Safety degrades. We propose ThinkSafe, a self-generated alignment framework.", "ThinkSafe"),
+        ("Neuro-symbolic systems are hard. We introduce AS2 (Attention-Based Soft Answer Sets), a method.", "AS2"),
+        ("Robots explore badly. We introduce Devyn (Developing synergies), a lightweight framework.", "Devyn"),
+        ("LLMs use RL. We propose a simple method for calibration of LLMs.", "Simple method for calibration of LLMs"),
+    ],
+)
+def test_labels_name_the_method_or_summarize(abstract, label):
+    assert derive_label(abstract) == label
+
+
+def test_links_are_trimmed_and_unique():
+    text = "See https://github.com/a/b. Also (https://huggingface.co/m) and https://github.com/a/b."
+    assert find_links(text) == ("https://github.com/a/b", "https://huggingface.co/m")

@@ -1,0 +1,170 @@
+"""Incremental ingest into real Chroma: idempotency, updates, deletions, failures, model pinning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.store import Store
+from paperbot.errors import InputError, ModelMismatchError
+from retrieval.library import Library
+from tests.conftest import make_settings
+from tests.fakes import HashEmbedder
+
+ABSTRACTS = [
+    "We propose BMT, a bit mask over weights that matches full fine-tuning. It zeroes 0.05% of weights.",
+    "Markov decision problems are solved via dynamic programming. We study Bellman residual minimization.",
+    "Video generation models fail to follow physics. We propose HiPhy, a hierarchical physical alignment.",
+    "Formulaic alpha discovery is a core challenge in trading. We propose AlphaPareto, which finds sets of alphas.",
+]
+
+
+def corpus_file(folder: Path, name: str, abstracts: list[str], header: str = "NeurIPS 2026 Papers") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(header + "\n\n" + "\n\n".join(abstracts) + "\n", encoding="utf-8")
+    return path
+
+
+def stored(lib: Library) -> dict[str, tuple[str, int, int]]:
+    """paper id → (source, position, chunk count) as the store holds it."""
+    out: dict[str, list] = {}
+    for rec in lib.store.iter_chunks(with_text=False):
+        entry = out.setdefault(rec.paper_id, [rec.meta["source"], rec.meta["position"], 0])
+        entry[2] += 1
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@pytest.fixture
+def lib(tmp_path):
+    with Library(make_settings(tmp_path), embedder=HashEmbedder()) as lib:
+        yield lib
+
+
+def test_unchanged_corpus_reingests_without_embedding(lib, tmp_path):
+    f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
+    first = lib.ingest([f])
+    assert (first.added, first.updated, first.removed, first.unchanged) == (4, 0, 0, 0)
+    embedded, before, version = lib.embedder.encoded, stored(lib), lib.store.content_version
+    second = lib.ingest([f])
+    assert (second.added, second.updated, second.removed, second.unchanged) == (0, 0, 0, 4)
+    assert lib.embedder.encoded == embedded, "an unchanged corpus must not be embedded again"
+    assert stored(lib) == before
+    assert lib.store.content_version == version, "nothing written, so keyword indexes stay valid"
+
+
+def test_changed_paper_is_replaced_and_removed_paper_deleted(lib, tmp_path):
+    folder = tmp_path / "c"
+    lib.ingest([corpus_file(folder, "a.txt", ABSTRACTS)])
+    edited = ABSTRACTS[0].replace("0.05%", "0.07%")
+    summary = lib.ingest([corpus_file(folder, "a.txt", [edited, ABSTRACTS[1], ABSTRACTS[2]])])
+    assert (summary.added, summary.updated, summary.removed, summary.unchanged) == (0, 1, 1, 2)
+    texts = {r.text for r in lib.store.iter_chunks()}
+    assert any("0.07%" in t for t in texts)
+    assert not any("0.05%" in t or "AlphaPareto" in t for t in texts)
+    assert len(stored(lib)) == 3
+    assert lib.search("AlphaPareto alpha discovery trading").hits[0].label != "AlphaPareto"
+
+
+def test_record_with_its_own_id_is_updated_in_place(lib, tmp_path):
+    path = tmp_path / "c" / "r.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"id": "p1", "title": "Masks", "abstract": ABSTRACTS[0]}) + "\n", encoding="utf-8")
+    lib.ingest([path])
+    path.write_text(json.dumps({"id": "p1", "title": "Bit masks", "abstract": ABSTRACTS[0]}) + "\n", encoding="utf-8")
+    summary = lib.ingest([path])
+    assert (summary.added, summary.updated, summary.removed) == (0, 1, 0)
+    assert stored(lib).keys() == {"p1"}
+    assert lib.paper("p1").label == "Bit masks"
+
+
+def test_reordering_moves_papers_without_embedding(lib, tmp_path):
+    folder = tmp_path / "c"
+    lib.ingest([corpus_file(folder, "a.txt", ABSTRACTS)])
+    embedded = lib.embedder.encoded
+    ids_before = set(stored(lib))
+    summary = lib.ingest([corpus_file(folder, "a.txt", list(reversed(ABSTRACTS)))])
+    assert lib.embedder.encoded == embedded
+    assert summary.unchanged == 4 and summary.moved == 4
+    assert set(stored(lib)) == ids_before
+    positions = {lib.paper(pid).label: lib.paper(pid).position for pid in ids_before}
+    assert positions["BMT"] == 4 and positions["AlphaPareto"] == 1
+
+
+def test_other_sources_are_untouched(lib, tmp_path):
+    folder = tmp_path / "c"
+    a = corpus_file(folder, "a.txt", ABSTRACTS[:2])
+    b = corpus_file(folder, "b.txt", ABSTRACTS[2:])
+    lib.ingest([a, b])
+    lib.ingest([corpus_file(folder, "a.txt", ABSTRACTS[:1])])
+    sources = sorted(s for s, _, _ in stored(lib).values())
+    assert sources == ["a.txt", "b.txt", "b.txt"]
+
+
+def test_bad_file_leaves_the_store_unchanged(lib, tmp_path):
+    folder = tmp_path / "c"
+    good = corpus_file(folder, "a.txt", ABSTRACTS)
+    lib.ingest([good])
+    before = stored(lib)
+    corpus_file(folder, "a.txt", ABSTRACTS[:1])  # would remove three papers...
+    bad = folder / "z.jsonl"
+    bad.write_text(json.dumps({"abstract": ABSTRACTS[1]}) + "\n{broken\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"z\.jsonl:2: invalid JSON"):
+        lib.ingest([folder])  # ...but the folder also holds a broken file
+    assert stored(lib) == before
+
+
+def test_interrupted_ingest_is_completed_by_the_next_run(lib, tmp_path, monkeypatch):
+    f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
+    calls = {"n": 0}
+    real_upsert = Store.upsert
+
+    def failing_upsert(self, ids, embeddings, documents, metadatas):
+        calls["n"] += 1
+        # Write half of the first batch, then die as a killed process would.
+        real_upsert(self, ids[: len(ids) // 2], embeddings[: len(ids) // 2], documents[: len(ids) // 2],
+                    metadatas[: len(ids) // 2])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Store, "upsert", failing_upsert)
+    with pytest.raises(KeyboardInterrupt):
+        lib.ingest([f])
+    monkeypatch.setattr(Store, "upsert", real_upsert)
+    summary = lib.ingest([f])
+    assert summary.unchanged + summary.added + summary.updated == 4
+    chunks = list(lib.store.iter_chunks(with_text=False))
+    assert len(chunks) == len({c.chunk_id for c in chunks})
+    assert {c.paper_id for c in chunks} == set(stored(lib))
+    assert all(n == c for (_, _, c), n in zip(stored(lib).values(), [
+        next(ch.meta["n_chunks"] for ch in chunks if ch.paper_id == pid) for pid in stored(lib)]))
+    assert lib.ingest([f]).unchanged == 4
+
+
+def test_duplicate_abstracts_are_stored_once(lib, tmp_path):
+    folder = tmp_path / "c"
+    summary = lib.ingest([corpus_file(folder, "a.txt", ABSTRACTS[:2]), corpus_file(folder, "b.txt", ABSTRACTS[1:3])])
+    assert summary.added == 3
+    assert summary.duplicates == ["b.txt #1 repeats a.txt #2"]
+
+
+def test_store_built_with_another_model_is_refused(tmp_path):
+    settings = make_settings(tmp_path)
+    with Library(settings, embedder=HashEmbedder("model-a", 64)) as lib:
+        lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
+    with Library(settings, embedder=HashEmbedder("model-b", 64)) as other:
+        with pytest.raises(ModelMismatchError, match="model-a.*model-b"):
+            other.search("bit mask")
+
+
+def test_chroma_default_embedding_function_never_runs(lib, tmp_path, monkeypatch):
+    from chromadb.utils.embedding_functions import DefaultEmbeddingFunction
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Chroma's default embedding function was called")
+
+    monkeypatch.setattr(DefaultEmbeddingFunction, "__call__", refuse)
+    lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
+    assert lib.search("bit mask weights fine-tuning").hits
+    assert lib.store._collection._embedding_function is None
