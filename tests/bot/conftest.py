@@ -1,0 +1,122 @@
+"""Bot test fixtures: a small in-memory library (where retrieval is beside the point) and bot builders."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import replace
+
+import pytest
+
+from bot.app import PaperBot
+from ingest.pipeline import IngestSummary
+from retrieval.answer import extractive_answer
+from retrieval.library import Stats
+from retrieval.types import Hit, PaperRecord, Quote, SearchResult
+from tests.conftest import make_settings
+
+ABSTRACTS = [
+    ("BMT", "We study sparse fine-tuning. Zeroing fewer than 0.05% of weights with a learned binary mask "
+            "matches full fine-tuning. We call the method Bit-Mask Tuning."),
+    ("NV-CoT", "Multimodal models reason over images with visual chain-of-thought. We let models emit "
+               "continuous numerical coordinates as actions."),
+    ("@everyone", "A *markdown* heavy abstract with <@123456789012345678> and @here inside. "
+                  "It studies masking of attention heads."),
+] + [(f"P{i:02d}", f"Paper number {i} studies topic {i} with method {i}. It reports results on benchmark {i}.")
+     for i in range(40)]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
+
+
+class StubLibrary:
+    """The Library interface over a few fixed abstracts, ranked by shared words.
+
+    `ingest` can be made to block (`hold_ingest`) to test what happens while it runs.
+    """
+
+    def __init__(self) -> None:
+        self.records = [PaperRecord(paper_id=f"p{i:04d}", source="stub.txt", position=i + 1, label=label,
+                                    abstract=text) for i, (label, text) in enumerate(ABSTRACTS)]
+        self.hold_ingest = threading.Event()
+        self.hold_ingest.set()
+        self.ingest_started = threading.Event()
+        self._ingesting = threading.Lock()
+        self.ingests = 0
+        self.searches: list[str] = []
+
+    def search(self, query: str, k: int | None = None) -> SearchResult:
+        self.searches.append(query)
+        want = _words(query)
+        hits = []
+        for r in self.records:
+            sentences = [s for s in re.split(r"(?<=\.)\s+", r.abstract) if s]
+            scored = sorted(((len(want & _words(s)), s) for s in sentences), key=lambda t: -t[0])
+            score = sum(n for n, _ in scored)
+            if score == 0:
+                continue
+            best = scored[0][1]
+            start = r.abstract.index(best)
+            hits.append(Hit(paper_id=r.paper_id, source=r.source, position=r.position, label=r.label,
+                            score=float(score), quotes=(Quote(best, start, start + len(best)),)))
+        hits.sort(key=lambda h: -h.score)
+        hits = hits[: k or 5]
+        if not hits:
+            closest = [Hit(paper_id=r.paper_id, source=r.source, position=r.position, label=r.label, score=0.01,
+                           quotes=(Quote(r.abstract.split(". ")[0], 0, len(r.abstract.split(". ")[0])),),
+                           relevant=False) for r in self.records[:3]]
+            return SearchResult(query=query, hits=closest, abstained=True, reason="no paper is close enough")
+        return SearchResult(query=query, hits=hits, abstained=False)
+
+    def ask(self, question: str, k: int | None = None):
+        return extractive_answer(self.search(question, k))
+
+    def paper(self, paper_id: str) -> PaperRecord | None:
+        return next((r for r in self.records if r.paper_id == paper_id), None)
+
+    def papers(self) -> list[PaperRecord]:
+        return list(self.records)
+
+    def stats(self) -> Stats:
+        return Stats(papers=len(self.records), chunks=len(self.records) * 2, sources=["stub.txt"], model="stub",
+                     store="memory")
+
+    @property
+    def ingest_running(self) -> bool:
+        return self._ingesting.locked()
+
+    def ingest(self, paths=None, progress=None) -> IngestSummary:
+        with self._ingesting:
+            self.ingest_started.set()
+            self.hold_ingest.wait(30)
+            self.ingests += 1
+            return IngestSummary(unchanged=len(self.records), sources=["stub.txt"])
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def stub_library() -> StubLibrary:
+    return StubLibrary()
+
+
+@pytest.fixture
+def make_bot(tmp_path, stub_library):
+    """make_bot(library=None, **env): a PaperBot over the stub (or the given) library, settings from env."""
+
+    def build(library=None, **env: str) -> PaperBot:
+        settings = make_settings(tmp_path, **env)
+        return PaperBot(settings, library=library if library is not None else stub_library)
+
+    return build
+
+
+def replace_settings(settings, **discord):
+    return replace(settings, discord=replace(settings.discord, **discord))
