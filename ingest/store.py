@@ -91,11 +91,13 @@ class Store:
 
         s = self.settings
         headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
+        _check_heartbeat(s, headers)
         try:
             client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
                                          settings=_chroma_settings())
         except Exception as exc:
             raise self._wrap(exc, "connect") from None
+        _bound_requests(client, s.timeout)
         return client
 
     def _open_collection(self, create: bool):

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -54,6 +53,26 @@ def write_corpus(path: Path, ids: list[str], extra: tuple[str, str, str] | None 
         rows.append({"id": extra[0], "title": extra[1], "abstract": extra[2]})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+def within(seconds: float, fn, *args):
+    """Run fn in a worker thread; a call that hangs fails the test instead of hanging it."""
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as exc:  # handed back to the test thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        pytest.fail(f"still waiting after {seconds:g}s: the call hangs instead of timing out")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def server_env(monkeypatch, server, **extra: str) -> Settings:
@@ -173,10 +192,8 @@ def test_paused_then_stopped_server_fails_within_timeout(embedder, monkeypatch, 
             assert lib.search("protein folding from one sequence", k=1).hits[0].paper_id == "fold"
 
             server.proc.send_signal(signal.SIGSTOP)
-            start = time.monotonic()
             with pytest.raises(StoreUnavailableError, match=r"did not answer within CHROMA_TIMEOUT=2s") as err:
-                lib.search("protein folding from one sequence", k=1)
-            assert time.monotonic() - start < 2 * 2 + 3
+                within(2 + 5, lib.search, "protein folding from one sequence", 1)
             assert err.value.retryable
 
             server.proc.send_signal(signal.SIGCONT)
@@ -201,11 +218,8 @@ def test_server_that_never_answers_fails_within_timeout(monkeypatch):
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)
         settings = store_settings(monkeypatch, silent.getsockname()[1])
-        start = time.monotonic()
         with pytest.raises(StoreUnavailableError) as err:
-            Store(settings, "fake-model", 4)
-        elapsed = time.monotonic() - start
-    assert elapsed < 1 + 3
+            within(1 + 5, Store, settings, "fake-model", 4)
     assert "did not answer within CHROMA_TIMEOUT=1s" in str(err.value)
     assert err.value.retryable
 
