@@ -1,0 +1,91 @@
+"""Embedded mode serves one process: a second one is turned away at once with a message, not a hang."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.store import Store
+from paperbot.errors import StoreLockedError
+from paperbot.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Holds the embedded store open without loading a model: the lock is all that matters here.
+HOLDER = """
+import sys
+from pathlib import Path
+from ingest.store import Store
+from paperbot.settings import StoreSettings
+
+store = Store(StoreSettings(path=Path(sys.argv[1])), "fake-model", 4)
+print("holding", flush=True)
+sys.stdin.read()
+store.close()
+"""
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """Another process that has the embedded store at CHROMA_PATH open."""
+    path = Path(os.environ["CHROMA_PATH"])
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], cwd=REPO, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = proc.stdout.readline()
+    if line.strip() != "holding":
+        proc.kill()
+        pytest.fail(f"the lock holder did not start: {proc.stderr.read()}")
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=10)
+
+
+def test_second_store_in_another_process_is_refused_at_once(holder):
+    settings = Settings.from_env().store
+    start = time.monotonic()
+    with pytest.raises(StoreLockedError) as err:
+        Store(settings, "fake-model", 4)
+    assert time.monotonic() - start < 5
+    message = str(err.value)
+    assert str(settings.path) in message
+    assert "in use by another paperbot process" in message
+    assert "chroma run --path" in message and "CHROMA_HOST" in message
+
+
+def test_lock_is_released_when_the_holder_dies(holder):
+    settings = Settings.from_env().store
+    holder.kill()
+    holder.wait(timeout=10)
+    with Store(settings, "fake-model", 4) as store:
+        assert store.count() == 0
+
+
+def test_lock_is_released_on_close(holder):
+    settings = Settings.from_env().store
+    holder.stdin.close()  # the holder closes its store and exits
+    assert holder.wait(timeout=30) == 0
+    with Store(settings, "fake-model", 4) as store:
+        assert store.count() == 0
+        with pytest.raises(StoreLockedError):  # the lock is per store, even within one process
+            Store(settings, "fake-model", 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["search", "graph neural networks"], ["ingest"]])
+def test_cli_on_a_locked_store_says_to_run_a_chroma_server(holder, command, tmp_path):
+    path = os.environ["CHROMA_PATH"]
+    done = subprocess.run([sys.executable, "-m", "bot.cli", *command], cwd=tmp_path, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith(f"paperbot: error: the store at {path} is in use by another paperbot process")
+    assert "run a Chroma server (`chroma run --path DIR`) and set CHROMA_HOST" in lines[-1]
+    assert "Traceback" not in done.stderr
+    assert holder.poll() is None  # the holder was not disturbed
