@@ -268,7 +268,7 @@ class PaperBot(discord.Client):
         error = sys.exc_info()[1]
         text = self.describe_error(error, f"event {event_method}")
         message = args[0] if args else None
-        if event_method == "message" and isinstance(message, discord.Message):
+        if event_method in {"on_message", "message"} and isinstance(message, discord.Message):
             try:
                 await reply(message, fmt.text_pages(text))
             except discord.HTTPException:

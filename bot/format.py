@@ -199,7 +199,7 @@ def footer_for(answer: Answer) -> str:
         parts.append(f"{answer.tokens} tokens")
     if answer.fallback_reason:
         parts.append(f"fell back: {answer.fallback_reason}")
-    return " · ".join(parts)
+    return discord.utils.escape_mentions(" · ".join(parts))  # footers show no markdown, but stay inert
 
 
 def _quote(text: str) -> str:

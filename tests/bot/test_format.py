@@ -1,0 +1,184 @@
+"""Formatting without Discord: limits, splitting, escaping, citations."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot import format as fmt
+from paperbot import messages
+from retrieval.types import Answer, Citation, Hit, PaperRecord, Quote, SearchResult
+from tests.bot.limits import LIVE_MENTION, message_problems, visible_text
+
+NO_MENTIONS = {"parse": []}
+
+
+def body(page: fmt.Page) -> dict:
+    """The JSON a page becomes, as discord.py would send it."""
+    out = {"embeds": [fmt.to_embed(c).to_dict() for c in page.cards], "allowed_mentions": NO_MENTIONS}
+    if page.content:
+        out["content"] = page.content
+    return out
+
+
+def hit(n: int, label: str = "BMT", quote: str = "Zeroing weights matches fine-tuning.", score: float = 0.9) -> Hit:
+    return Hit(paper_id=f"p{n}", source="a.txt", position=n, label=label, score=score,
+               quotes=(Quote(quote, 0, len(quote)),))
+
+
+def answer(text: str, quotes: list[str], question: str = "how?", **kw) -> Answer:
+    cites = [Citation(n=i, paper_id=f"p{i}", source="a.txt", position=i, label=f"L{i}", quote=q)
+             for i, q in enumerate(quotes, start=1)]
+    return Answer(question=question, text=text, abstained=False, citations=cites,
+                  hits=[hit(i, f"L{i}", q) for i, q in enumerate(quotes, start=1)], **kw)
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), [
+    ("short", 10, ["short"]),
+    ("one two three four", 9, ["one two", "three", "four"]),
+    ("First sentence. Second one here.", 20, ["First sentence.", "Second one here."]),
+    ("line one\nline two", 12, ["line one", "line two"]),
+    ("x" * 25, 10, ["x" * 10, "x" * 10, "x" * 5]),
+    ("  padded  ", 10, ["padded"]),
+    ("", 10, []),
+])
+def test_split_text_table(text, limit, expected):
+    assert fmt.split_text(text, limit) == expected
+
+
+def test_split_never_separates_an_escape_from_its_character():
+    text = "a" * 9 + "\\*" + "b" * 10
+    pieces = fmt.split_text(text, 10)
+    assert all(not p.endswith("\\") for p in pieces)
+    assert "".join(pieces) == text
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), [
+    ("short title", 256, "short title"),
+    ("alpha beta gamma delta", 12, "alpha beta…"),
+    ("a   b\n c", 10, "a b c"),
+])
+def test_clip_table(text, limit, expected):
+    assert fmt.clip(text, limit) == expected
+
+
+def test_answer_has_one_field_per_citation_with_verbatim_quote_and_footer():
+    a = answer("Masks work [1]. Coordinates too [2].", ["Masks work.", "Coordinates too."],
+               mode="llm", model="llama3", latency_ms=1234.0, tokens=42)
+    [page] = fmt.answer_pages(a)
+    [card] = page.cards
+    assert card.title == "Q: how?"
+    assert card.description == "Masks work [1]. Coordinates too [2]."
+    assert [f.name for f in card.fields] == ["[1] L1 — a.txt #1", "[2] L2 — a.txt #2"]
+    assert [f.value for f in card.fields] == ["\u201cMasks work.\u201d", "\u201cCoordinates too.\u201d"]
+    assert card.footer == "mode: llm · model: llama3 · 1.2 s · 42 tokens"
+
+
+def test_abstention_says_so_and_lists_closest_papers():
+    a = Answer(question="weather on mars?", text=messages.ABSTAIN, abstained=True, citations=[],
+               hits=[hit(1, "BMT", score=0.1), hit(2, "NV-CoT", score=0.05)])
+    [page] = fmt.answer_pages(a)
+    card = page.cards[0]
+    assert messages.ABSTAIN in card.description and messages.ABSTAIN_CLOSEST in card.description
+    assert [f.name.split(" — ")[0] for f in card.fields] == ["[1] BMT", "[2] NV-CoT"]
+
+
+def test_long_quote_continues_in_next_field_instead_of_being_cut():
+    quote = " ".join(f"word{i}." for i in range(400))  # ~3000 characters
+    [page] = fmt.answer_pages(answer("See [1].", [quote]))
+    fields = page.cards[0].fields
+    assert fields[0].name == "[1] L1 — a.txt #1" and fields[1].name.endswith("(cont.)")
+    joined = " ".join(f.value for f in fields)
+    assert joined.replace("\u201c", "").replace("\u201d", "") == quote
+    assert not message_problems(body(page))
+
+
+def test_huge_answer_is_split_between_sentences_and_markers_stay_whole():
+    sentences = [f"Finding number {i} holds under condition {i} [{i % 3 + 1}]." for i in range(600)]
+    pages = fmt.answer_pages(answer(" ".join(sentences), ["q1", "q2", "q3"]))
+    assert len(pages) > 1
+    text = "\n".join(c.description for p in pages for c in p.cards if c.description)
+    for chunk in text.split("\n"):
+        assert re.fullmatch(r".*\\\]\.?|.*\]\.?", chunk.strip()) or chunk == ""
+    for p in pages:
+        assert not message_problems(body(p))
+
+
+def test_mentions_and_markdown_are_inert():
+    a = answer("@everyone look <@123456789012345678> **bold** [1]", ["<@&123456789012345678> @here _x_"],
+               question="@here ping <@!123456789012345678>?")
+    text = visible_text(body(fmt.answer_pages(a)[0]))
+    assert not LIVE_MENTION.search(text)
+    assert "\\*\\*bold\\*\\*" in text and "\\_x\\_" in text
+
+
+def test_search_page_paginates_and_snippets_are_short():
+    result = SearchResult(query="q", hits=[hit(i, f"P{i}", "long " * 200) for i in range(12)], abstained=False)
+    assert fmt.search_page_count(result, 5) == 3
+    page = fmt.search_page(result, 2, 5)
+    card = page.cards[0]
+    assert [f.name.split(" ")[0] for f in card.fields] == ["[11]", "[12]"]
+    assert all(len(f.value) <= fmt.SNIPPET + 2 for f in card.fields)
+    assert card.footer == "page 3/3"
+
+
+def test_paper_shows_the_whole_abstract():
+    abstract = "Sentence. " * 700  # longer than one description
+    pages = fmt.paper_pages(PaperRecord(paper_id="p1", source="a.txt", position=2, label="BMT", abstract=abstract,
+                                        url="https://example.org/p1"))
+    text = " ".join(c.description for p in pages for c in p.cards if c.description)
+    assert " ".join(text.split()) == " ".join(abstract.split())
+    assert pages[0].cards[0].url == "https://example.org/p1"
+
+
+@pytest.mark.parametrize(("typed", "first"), [("bmt", "p1"), ("p3", "p3"), ("", "p1"), ("coord", "p2")])
+def test_paper_choices_rank_exact_then_prefix_then_substring(typed, first):
+    papers = [PaperRecord(paper_id=f"p{i}", source="a.txt", position=i, label=lab, abstract="x", title=title)
+              for i, (lab, title) in enumerate([("BMT", "Bit masks"), ("NV-CoT", "Coordinates"), ("X", "")],
+                                               start=1)]
+    choices = fmt.paper_choices(papers, typed)
+    assert choices[0][1] == first
+
+
+def test_paper_choices_are_capped_at_25():
+    papers = [PaperRecord(paper_id=f"p{i}", source="a.txt", position=i, label="L" * 150, abstract="x")
+              for i in range(60)]
+    choices = fmt.paper_choices(papers, "")
+    assert len(choices) == 25
+    assert all(len(name) <= 100 for name, _ in choices)
+
+
+# -- properties ---------------------------------------------------------------------------
+
+TOKENS = ["@everyone", "@here", "<@123456789012345678>", "<@!123456789012345678>", "<@&987654321098765432>",
+          "**", "__", "`", "```", "\\", "||", "~~", "> ", "# ", "[x](http://a.b)", "\n", " ", ". "]
+odd_text = st.lists(st.one_of(st.text(st.characters(codec="utf-8"), max_size=12), st.sampled_from(TOKENS)),
+                    max_size=40).map("".join)
+huge_text = st.one_of(odd_text, st.builds(lambda t, n: t * n, odd_text, st.integers(20, 200)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(question=huge_text, text=huge_text, quotes=st.lists(huge_text, max_size=8),
+       labels=st.lists(odd_text, min_size=8, max_size=8))
+def test_every_answer_page_respects_limits_and_pings_nobody(question, text, quotes, labels):
+    cites = [Citation(n=i, paper_id=f"p{i}", source="a.txt", position=i, label=labels[i - 1], quote=q)
+             for i, q in enumerate(quotes, start=1)]
+    a = Answer(question=question, text=text, abstained=False, citations=cites,
+               hits=[hit(i, labels[i - 1], q or "x") for i, q in enumerate(quotes, start=1)],
+               fallback_reason=text[:3000] or None)
+    for pages in (fmt.answer_pages(a), fmt.sources_pages(a), fmt.preview_pages(question, text)):
+        for page in pages:
+            b = body(page)
+            assert not message_problems(b)
+            assert not LIVE_MENTION.search(visible_text(b))
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=huge_text, limit=st.integers(20, 4096))
+def test_split_text_keeps_every_word_and_respects_the_limit(text, limit):
+    pieces = fmt.split_text(text, limit)
+    assert all(0 < len(p) <= limit for p in pieces)
+    assert "".join("".join(pieces).split()) == "".join(text.split())
