@@ -508,8 +508,10 @@ Type a question, or: /search QUERY, /paper LABEL-OR-ID, /about, more (sources of
 next / prev (pages of the last search), share, quit."""
 
 
-async def _repl(settings: Settings, lines, out) -> int:
-    bot = PaperBot(replace(settings, discord=replace(settings.discord, rate_limit=10_000, rate_window=1.0)))
+async def _repl(settings: Settings, lines, out, library=None) -> int:
+    # One person at a terminal: the per-user rate limit would only get in the way of scripts.
+    relaxed = replace(settings, discord=replace(settings.discord, rate_limit=10_000, rate_window=1.0))
+    bot = PaperBot(relaxed, library=library)
     interactive = lines is sys.stdin and sys.stdin.isatty()
     async with Harness(bot) as h:
         if interactive:
@@ -561,6 +563,9 @@ async def _repl(settings: Settings, lines, out) -> int:
             out.flush()
 
 
-def run_repl(settings: Settings, lines=None, out=None) -> int:
-    """`paperbot chat`: questions from stdin, answered exactly as the bot would; EOF or quit exits 0."""
-    return asyncio.run(_repl(settings, lines or sys.stdin, out or sys.stdout))
+def run_repl(settings: Settings, lines=None, out=None, library=None) -> int:
+    """`paperbot chat`: questions from stdin, answered exactly as the bot would; EOF or quit exits 0.
+
+    `library` (optional) is an already open Library; by default the bot opens its own.
+    """
+    return asyncio.run(_repl(settings, lines or sys.stdin, out or sys.stdout, library))
