@@ -1,0 +1,96 @@
+"""20 concurrent questions through the bot (mock-client harness, real model and store).
+
+Prints the maximum event-loop lag (goal: ≤ 100 ms) and answer latency p50/p95.
+Not a test: numbers depend on the machine.
+
+    .venv/bin/python benchmarks/bot_concurrency.py [--questions 20] [--concurrency N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bot.app import PaperBot  # noqa: E402
+from bot.harness import Harness  # noqa: E402
+from paperbot.settings import Settings  # noqa: E402
+from retrieval.library import Library  # noqa: E402
+
+
+def questions(n: int) -> list[str]:
+    path = REPO / "benchmarks" / "data" / "bundled_questions.jsonl"
+    qs = [json.loads(line)["question"] for line in path.read_text().splitlines() if line.strip()]
+    return [qs[i % len(qs)] for i in range(n)]
+
+
+async def lag_monitor(stop: asyncio.Event, interval: float = 0.01) -> float:
+    """The worst delay between when a 10 ms sleep should have woken and when it did."""
+    worst = 0.0
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        t = loop.time()
+        await asyncio.sleep(interval)
+        worst = max(worst, loop.time() - t - interval)
+    return worst
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
+
+
+async def run(n: int, concurrency: int | None) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="paperbot-bench-"))
+    env = {"CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"), "DISCORD_RATE_LIMIT": "1000"}
+    if concurrency:
+        env["DISCORD_MAX_CONCURRENCY"] = str(concurrency)
+    settings = Settings.from_env(env)
+    library = Library(settings)
+    t = time.perf_counter()
+    await asyncio.to_thread(library.ensure_ingested)
+    await asyncio.to_thread(library.search, "warm up")
+    print(f"setup (ingest + warm-up): {time.perf_counter() - t:.1f} s")
+
+    bot = PaperBot(settings, library=library)
+    async with Harness(bot) as h:
+        stop = asyncio.Event()
+        monitor = asyncio.create_task(lag_monitor(stop))
+        await asyncio.sleep(0.05)
+        start = time.perf_counter()
+        exchanges = [h.feed_interaction(h.slash_payload("ask", question=q, user=h.user(10**17 + i, f"user{i}")))
+                     for i, q in enumerate(questions(n))]
+        await asyncio.gather(*(h.wait(ex) for ex in exchanges))
+        wall = time.perf_counter() - start
+        stop.set()
+        lag = await monitor
+    library.close()
+
+    defer = [ex.calls[0].at - ex.started for ex in exchanges]
+    latency = [ex.last_latency() for ex in exchanges]
+    answered = sum(1 for ex in exchanges if "[1]" in ex.messages[-1]["embeds"][0].get("description", ""))
+    print(f"questions: {n}  concurrency cap: {settings.discord.max_concurrency}  answered with citations: {answered}")
+    print(f"max event-loop lag: {lag * 1000:.1f} ms (goal <= 100 ms)")
+    print(f"defer (first response): max {max(defer) * 1000:.1f} ms")
+    print(f"answer latency: p50 {statistics.median(latency):.2f} s  p95 {pct(latency, 0.95):.2f} s  "
+          f"max {max(latency):.2f} s  wall {wall:.2f} s")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--questions", type=int, default=20)
+    p.add_argument("--concurrency", type=int, default=None, help="DISCORD_MAX_CONCURRENCY (default: settings)")
+    args = p.parse_args()
+    asyncio.run(run(args.questions, args.concurrency))
+
+
+if __name__ == "__main__":
+    main()
