@@ -188,16 +188,53 @@ def _print_search(result, as_json: bool) -> None:
 
 
 def cmd_ask(args, settings: Settings) -> int:
+    import asyncio
+
     from bot.render import render_answer_text
 
+    use_llm = settings.llm.enabled and not args.no_llm
     with _library(settings) as lib:
         _ensure(lib, settings)
-        answer = lib.ask(args.question, args.k)
+        live = use_llm and not args.json and sys.stderr.isatty()
+        answer = asyncio.run(_ask(lib, settings, args.question, args.k, use_llm, live))
         if args.json:
-            print(json.dumps(answer.to_json(), ensure_ascii=False))
+            out = answer.to_json()
+            if answer.latency_ms is not None:
+                out["latency_ms"] = round(answer.latency_ms)
+            if answer.tokens is not None:
+                out["tokens"] = answer.tokens
+            if answer.extra.get("search_query"):
+                out["search_query"] = answer.extra["search_query"]
+            print(json.dumps(out, ensure_ascii=False))
         else:
             print(render_answer_text(answer))
     return 0
+
+
+async def _ask(lib, settings: Settings, question: str, k: int | None, use_llm: bool, live: bool):
+    """One question; with an LLM, the HTTP client lives exactly as long as the command."""
+    from retrieval.qa import answer_question
+
+    if not use_llm:
+        return await answer_question(lib, question, k=k)
+    import httpx
+
+    from retrieval.llm import LLMClient
+
+    cfg = settings.llm
+    shown = ""
+
+    def show(text: str) -> None:  # the answer as it is written, on stderr; the checked answer follows on stdout
+        nonlocal shown
+        sys.stderr.write(text[len(shown):] if text.startswith(shown) else "\n" + text)
+        sys.stderr.flush()
+        shown = text
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(cfg.read_timeout, connect=cfg.connect_timeout)) as http:
+        answer = await answer_question(lib, question, llm=LLMClient(cfg, http), k=k, on_text=show if live else None)
+    if shown:
+        sys.stderr.write("\n\n")
+    return answer
 
 
 def cmd_eval(args, settings: Settings) -> int:

@@ -48,6 +48,8 @@ def render_answer_text(answer: Answer) -> str:
         footer += f" · {answer.latency_ms / 1000:.1f} s"
     if answer.tokens:
         footer += f" · {answer.tokens} tokens"
+    if answer.extra.get("search_query"):
+        footer += f" · searched for: {answer.extra['search_query']}"
     if answer.fallback_reason:
         footer += f" · fell back: {answer.fallback_reason}"
     lines += ["", footer]

@@ -93,10 +93,22 @@ class LLMSettings:
     retries: int = 2
     cooldown: float = 60.0
     stream: bool = True
+    failure_threshold: int = 3  # failed questions in a row before the endpoint is skipped for `cooldown` s
+    max_retry_wait: float = 10.0  # longest wait between attempts; a longer Retry-After means give up now
 
     @property
     def enabled(self) -> bool:
         return bool(self.base_url)
+
+    @property
+    def chat_url(self) -> str:
+        """The chat-completions URL: `base_url` + /chat/completions (+ /v1 first when it has no path)."""
+        base = (self.base_url or "").rstrip("/")
+        if base.endswith("/chat/completions"):
+            return base
+        if not re.match(r"^https?://[^/]+/.", base):
+            base += "/v1"
+        return base + "/chat/completions"
 
 
 @dataclass(frozen=True)
@@ -158,6 +170,8 @@ class Settings:
             retries=e.int("LLM_RETRIES", 2, lo=0, hi=10),
             cooldown=e.float("LLM_COOLDOWN", 60.0, lo=0.0),
             stream=e.bool("LLM_STREAM", True),
+            failure_threshold=e.int("LLM_FAILURE_THRESHOLD", 3, lo=1, hi=100),
+            max_retry_wait=e.float("LLM_MAX_RETRY_WAIT", 10.0, lo=0.0, hi=600.0),
         )
         if llm.enabled and not llm.model:
             raise ConfigError("LLM_MODEL", "is required when LLM_BASE_URL is set (e.g. LLM_MODEL=llama3.1:8b)")

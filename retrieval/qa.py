@@ -1,19 +1,275 @@
 """Question → cited answer, for async front ends (the Discord bot, the chat harness, `ask`).
 
-Retrieval runs in a worker thread so the event loop stays free.
+Retrieval runs in a worker thread so the event loop stays free. With a language
+model configured, and only when retrieval found relevant papers, the model
+summarizes the retrieved sentences; its reply is untrusted and validated:
+
+* citation numbers that were not in the prompt are removed;
+* mentions are neutralized, markdown links and images become plain text, bare
+  URLs are removed, and the length is bounded to what a Discord message shows;
+* a reply left without a valid citation (or any failure of the endpoint) falls
+  back to the extractive answer, with `fallback_reason` saying why;
+* the quotes under the citations always come from the store, never from the model.
+
+A question that does not look English is first rewritten by the model into an
+English search query (the corpus is English); the answer is written in the
+language of the question. Without a model, retrieval runs on the original text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
-from retrieval.answer import extractive_answer
+from paperbot.errors import LLMError
+from retrieval import prompts
+from retrieval.answer import citations_for, extractive_answer
 from retrieval.library import Library
 from retrieval.types import Answer
 
+log = logging.getLogger(__name__)
+
+MAX_ANSWER_CHARS = 1800  # leaves room for the footer within Discord's 2000 characters
+MAX_QUERY_CHARS = 300
+REWRITE_MAX_TOKENS = 64
+LINK_REMOVED = "(link removed)"
+
+OnText = Callable[[str], Any]
+
 
 async def answer_question(library: Library, question: str, *, llm=None, k: int | None = None,
-                          on_text=None) -> Answer:
-    """The answer to `question`; `llm` (optional) summarizes, `on_text` receives streamed text."""
-    result = await asyncio.to_thread(library.search, question, k)
-    return extractive_answer(result)
+                          on_text: OnText | None = None) -> Answer:
+    """The answer to `question`; `llm` (an LLMClient or None) summarizes, `on_text` gets the growing text.
+
+    `on_text` may be a plain function or a coroutine function; it receives the whole
+    answer so far (already sanitized) each time the streamed text grows.
+    """
+    start = time.perf_counter()
+    query = question
+    extra: dict = {}
+    endpoint_failed: str | None = None
+    if llm is not None and llm.available and not looks_english(question):
+        try:
+            query = await rewrite_query(llm, question) or question
+        except LLMError as exc:
+            endpoint_failed = f"the LLM failed while translating the question: {exc}"
+        if query != question:
+            extra["search_query"] = query
+    result = await asyncio.to_thread(library.search, query, k)
+    extractive = replace(extractive_answer(result), question=question, extra=extra)
+
+    def fallback(reason: str) -> Answer:
+        log.info("extractive answer instead of the LLM's: %s", reason)
+        return replace(extractive, fallback_reason=reason, latency_ms=_ms_since(start))
+
+    if llm is None or extractive.abstained:
+        return replace(extractive, latency_ms=_ms_since(start))
+    if endpoint_failed:
+        return fallback(endpoint_failed)
+    if not llm.available:
+        return fallback(f"the LLM endpoint is skipped for {llm.cooldown_left():.0f} s after repeated failures")
+
+    citations = citations_for(result.hits)
+    valid = {c.n for c in citations}
+    messages = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
+    try:
+        completion = await llm.chat(messages, on_delta=_preview(on_text, valid))
+    except LLMError as exc:
+        return fallback(f"the LLM failed: {exc}")
+    text, used, dropped = validate_answer(completion.text, valid)
+    if not used:
+        return fallback(_no_citation_reason(dropped, valid))
+    return Answer(
+        question=question, text=text, abstained=False, citations=[c for c in citations if c.n in used],
+        hits=result.hits, mode="llm", model=llm.model, latency_ms=_ms_since(start), tokens=completion.tokens,
+        extra=extra | ({"dropped_citations": dropped} if dropped else {}),
+    )
+
+
+async def rewrite_query(llm, question: str) -> str:
+    """An English search query for `question`, or "" when the model's reply is unusable."""
+    completion = await llm.chat(prompts.rewrite_messages(question), max_tokens=REWRITE_MAX_TOKENS,
+                                temperature=0.0, stream=False)
+    lines = [line for line in _strip_thinking(completion.text).splitlines() if line.strip()]
+    query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
+    query = re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I)
+    if not query or len(query) > MAX_QUERY_CHARS or not re.search(r"[A-Za-z]", query):
+        log.info("unusable query rewrite %r; searching with the question as asked", query[:80])
+        return ""
+    log.info("searching for %r instead of the question as asked", query)
+    return query
+
+
+# -- validation ------------------------------------------------------------------------------
+
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
+_WIDE_CITE = re.compile(r"[【［]\s*(\d{1,3})\s*[】］]")
+_CITE = re.compile(r"\s?\[\s*(\d{1,3}(?:\s*(?:[,;]|[-–])\s*\d{1,3})*)\s*\]")
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(r"\[([^\]\n]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_REF_DEF = re.compile(r"^\s*\[[^\]\n]+\]:\s*\S+.*$", re.M)
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto|discord):[^>\s]*>", re.I)
+_URL = re.compile(r"\b(?:(?:https?|ftp|discord)://|www\.)[^\s<>()\[\]]+", re.I)
+_INVITE = re.compile(r"\b(?:discord\.gg|discord(?:app)?\.com/invite)/\S+", re.I)
+_USER_MENTION = re.compile(r"<@!?\d+>")
+_ROLE_MENTION = re.compile(r"<@&\d+>")
+_CHANNEL_MENTION = re.compile(r"<#\d+>")
+_COMMAND_MENTION = re.compile(r"</[^<>:\n]{1,100}:\d+>")
+_MASS_MENTION = re.compile(r"@(everyone|here)", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SPACES = re.compile(r"[ \t]+")
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def sanitize(text: str) -> str:
+    """Model text made inert for Discord: no pings, no links or images, no control characters."""
+    text = _CONTROL.sub("", text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _LINK.sub(lambda m: f"[{m.group(1)}]" if m.group(1).strip().isdigit() else m.group(1), text)
+    text = _REF_DEF.sub("", text)
+    text = _AUTOLINK.sub(LINK_REMOVED, text)
+    text = _INVITE.sub(LINK_REMOVED, text)
+    text = _URL.sub(LINK_REMOVED, text)
+    text = _USER_MENTION.sub("@user", text)
+    text = _ROLE_MENTION.sub("@role", text)
+    text = _CHANNEL_MENTION.sub("#channel", text)
+    text = _COMMAND_MENTION.sub("/command", text)
+    text = _MASS_MENTION.sub(lambda m: "@\u200b" + m.group(1), text)
+    return text
+
+
+def _cited_numbers(inner: str) -> list[int]:
+    numbers: list[int] = []
+    for part in re.split(r"\s*[,;]\s*", inner):
+        bounds = re.split(r"\s*[-–]\s*", part)
+        if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[1]) - int(bounds[0]) < 10:
+            numbers.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+        elif part.isdigit():
+            numbers.append(int(part))
+    return numbers
+
+
+def _filter_citations(text: str, valid: set[int], dropped: list[int]) -> str:
+    def keep(m: re.Match) -> str:
+        numbers = _cited_numbers(m.group(1))
+        good = [n for n in dict.fromkeys(numbers) if n in valid]
+        dropped.extend(n for n in numbers if n not in valid and n not in dropped)
+        return (" " + "".join(f"[{n}]" for n in good)) if good else ""
+
+    return _CITE.sub(keep, text)
+
+
+def _bound(text: str, limit: int = MAX_ANSWER_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    sentence = max(cut.rfind(". "), cut.rfind("。"), cut.rfind("\n"))
+    if sentence > limit // 2:
+        cut = cut[: sentence + 1]
+    else:
+        cut = cut[: cut.rfind(" ")] if " " in cut[limit // 2:] else cut
+    cut = re.sub(r"\[[^\]]*$", "", cut).rstrip()
+    return cut + "…"
+
+
+def _strip_thinking(text: str) -> str:
+    return _THINK.sub("", text)
+
+
+def _tidy(text: str) -> str:
+    text = "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    text = re.sub(r" +([.,;:!?。，])", r"\1", text)
+    return _BLANK_LINES.sub("\n\n", text).strip()
+
+
+def validate_answer(raw: str, valid: set[int]) -> tuple[str, list[int], list[int]]:
+    """(clean text, citation numbers it keeps in order, numbers removed as not in the prompt).
+
+    The text is sanitized and bounded; `used` is empty when no valid citation survives,
+    or when nothing but citations is left.
+    """
+    dropped: list[int] = []
+    text = _strip_thinking(raw)
+    text = _WIDE_CITE.sub(r"[\1]", text)
+    text = sanitize(text)
+    text = _filter_citations(text, valid, dropped)
+    text = _bound(_tidy(text))
+    used = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", text)) if int(n) in valid]
+    prose = re.sub(r"\[\d+\]", "", text)
+    if sum(ch.isalnum() for ch in prose) < 3:
+        used = []
+    return text, used, dropped
+
+
+def _no_citation_reason(dropped: list[int], valid: set[int]) -> str:
+    allowed = ", ".join(f"[{n}]" for n in sorted(valid))
+    if dropped:
+        bad = ", ".join(f"[{n}]" for n in dropped)
+        return f"the LLM cited {bad}, which the prompt did not contain (only {allowed}), and no valid passage"
+    return f"the LLM's answer cited none of the retrieved passages ({allowed})"
+
+
+def _preview(on_text: OnText | None, valid: set[int]):
+    """The stream callback: sanitizes the growing raw text and hands it to `on_text`."""
+    if on_text is None:
+        return None
+    state = {"last": "", "broken": False}
+
+    async def on_delta(raw: str) -> None:
+        if state["broken"]:
+            return
+        text = _tidy(_filter_citations(sanitize(_WIDE_CITE.sub(r"[\1]", _strip_thinking(raw))), valid, []))
+        text = _bound(text)
+        if not text or text == state["last"]:
+            return
+        state["last"] = text
+        try:
+            result = on_text(text)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:  # a broken preview must not cost the user the answer
+            state["broken"] = True
+            log.warning("the streaming preview failed; the answer continues without it", exc_info=True)
+
+    return on_delta
+
+
+# -- language ------------------------------------------------------------------------------
+
+_EN_WORDS = frozenset(
+    "the a an of to in for on and or with how what which who why when where do does did is are was were can "
+    "could should would will be been by from about that this these those than into paper papers model models "
+    "method methods learning use used using any some there their it its as at".split())
+_OTHER_WORDS = frozenset(
+    # French, German, Spanish, Italian, Portuguese, Dutch function words that English does not use
+    "le la les des du une est sont quels quelles quel quelle comment pourquoi avec pour dans sur qui "
+    "der die das den dem ein eine einen ist sind wie welche welcher warum mit für und auf nicht "
+    "el los las del es son cómo como qué cuál cuáles por para con una sobre "
+    "il lo gli della delle sono che perché quali cosa "
+    "os uma são quais porque sobre "
+    "het een zijn hoe welke waarom met voor".split())
+
+
+def looks_english(text: str) -> bool:
+    """A cheap guess, good enough to decide whether to rewrite the question into English first."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return True
+    latin = sum(1 for c in letters if c < "\u0250")
+    if latin / len(letters) < 0.7:
+        return False
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    english = sum(w in _EN_WORDS for w in words)
+    other = sum(w in _OTHER_WORDS for w in words)
+    return not (other > english)
+
+
+def _ms_since(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
