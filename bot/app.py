@@ -67,8 +67,19 @@ class PaperTree(app_commands.CommandTree):
         await bot.report_interaction_error(interaction, error)
 
 
+class _NoVoiceWarnings(logging.Filter):
+    """The bot never joins voice channels; discord.py's missing-voice-library warnings are noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "voice will NOT be supported" not in record.getMessage()
+
+
+_NO_VOICE = _NoVoiceWarnings()
+
+
 class PaperBot(discord.Client):
     def __init__(self, settings: Settings, *, library=None, llm=None, sync_commands: bool = False) -> None:
+        logging.getLogger("discord.client").addFilter(_NO_VOICE)  # same object: added once
         # Default intents: guilds, guild messages, DMs. Mentions and DMs carry their text without the
         # privileged message-content intent.
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS)
@@ -103,6 +114,7 @@ class PaperBot(discord.Client):
             if summary is not None:
                 log.info("indexed the corpus: %s", summary.line())
             await asyncio.to_thread(self.library.search, "warm up")  # load the model before the first question
+        await self.papers()  # autocomplete answers from memory from the first keystroke
         if self.llm is None and self.settings.llm.enabled:
             self.llm = self._open_llm()
         if self.sync_commands:
