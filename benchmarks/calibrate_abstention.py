@@ -79,7 +79,7 @@ def main() -> int:
         for tl in (0.5, 0.6, 0.7, 0.8, 0.9, 1.01):
             keep = ((pos_a[:, 0] >= td) | (pos_a[:, 1] >= tl)).mean()
             leak = ((neg_a[:, 0] >= td) | (neg_a[:, 1] >= tl)).mean()
-            if keep >= args.target and (best is None or (leak, -keep) < (best[2], -best[3])):
+            if keep >= args.target and (best is None or keep - leak > best[3] - best[2] + 1e-9):
                 best = (round(float(td), 3), tl, leak, keep)
             if tl in (0.6, 1.01):
                 print(f"  {td:.3f}      {tl:<5}        {keep:.3f}                {leak:.3f}")

@@ -56,13 +56,28 @@ def tokenize(text: str) -> list[str]:
             out.extend(c for c in tok if not c.isspace())
             continue
         if "-" in tok or "'" in tok:
-            out.append(tok)
-            parts = [p for p in re.split(r"[-']", tok) if len(p) > 1 and p not in stop]
-            out.extend(stem(p) for p in parts)
+            parts = re.split(r"[-']", tok)
+            # The compound with its last part stemmed: "fine-tune" matches "fine-tuning".
+            out.append("-".join(parts[:-1] + [stem(parts[-1])]))
+            out.extend(stem(p) for p in parts if len(p) > 1 and p not in stop)
             continue
         if len(tok) > 1 and tok not in stop:
             out.append(stem(tok))
     return out
+
+
+# Words that frame a question rather than name its subject ("how do people ...").
+# Stored stemmed, as tokenize() emits them.
+FRAMING_WORDS = frozenset({
+    "how", "do", "doe", "what", "which", "who", "why", "when", "where", "peopl", "paper", "work", "method",
+    "approach", "way", "research", "studi", "propos", "use", "someon", "anyon", "know", "tell", "find", "show",
+    "explain",
+})
+
+
+def content_tokens(text: str) -> list[str]:
+    """The tokens of a question that carry its subject (framing words dropped)."""
+    return [t for t in tokenize(text) if t not in FRAMING_WORDS]
 
 
 class KeywordIndex:

@@ -27,7 +27,7 @@ from ingest.embed import Embedder
 from ingest.store import Store, loads_list
 from paperbot.errors import EmptyCorpusError
 from paperbot.settings import RetrievalSettings
-from retrieval.keyword import KeywordIndex, tokenize
+from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, PaperRecord, Quote, SearchResult
 
 log = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ class Retriever:
             fused = _z(dense[cand]) + _z(bm25[cand])
         order = np.argsort(-fused, kind="stable")[:depth]
         pids = list(view.papers)
-        weights = {t: view.keyword.idf(t) for t in set(q_tokens)}
+        weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
         total_w = sum(weights.values()) or 1.0
         ranked = []
         for j in order:
@@ -211,8 +211,7 @@ class Retriever:
             return []
         vecs = self.embedder.encode([q.text for _, q in sentences])
         sims = vecs @ qvec
-        q_tokens = set(tokenize(query))
-        weights = {t: view.keyword.idf(t) for t in q_tokens}
+        weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
         total_w = sum(weights.values()) or 1.0
         per_paper: dict[int, list[tuple[float, Quote]]] = defaultdict(list)
         for (n, quote), sim in zip(sentences, sims):

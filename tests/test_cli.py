@@ -1,0 +1,155 @@
+"""The command-line contract, exercised as a user would: real subprocesses, real model, real Chroma."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperbot.settings import BUNDLED_CORPUS
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parent.parent
+HIT_KEYS = {"paper_id", "source", "position", "label", "snippet", "score"}
+CITATION_KEYS = {"n", "paper_id", "source", "position", "label", "quote"}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_"))}
+    environ.update(CHROMA_PATH=str(home / "chroma"), PAPERBOT_CACHE_DIR=str(home / "cache"),
+                   PAPERBOT_ENV_FILE=str(home / "none.env"), HF_HUB_OFFLINE="1")
+    environ.update(env)
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True, text=True,
+                          env=environ, cwd=home, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def first_search(home):
+    """The first search on an empty store ingests the bundled corpus itself."""
+    return run(home, "search", "how do people fine-tune by masking weights?", "--json")
+
+
+def test_first_search_ingests_the_bundled_corpus(first_search):
+    assert first_search.returncode == 0, first_search.stderr
+    assert "57 added" in first_search.stderr
+    assert "Traceback" not in first_search.stderr
+
+
+def test_search_json_contract(first_search):
+    out = json.loads(first_search.stdout)
+    assert set(out) == {"query", "abstained", "hits"}
+    assert out["query"] == "how do people fine-tune by masking weights?"
+    assert out["abstained"] is False
+    assert out["hits"] and all(set(h) == HIT_KEYS for h in out["hits"])
+    assert len({h["paper_id"] for h in out["hits"]}) == len(out["hits"])
+    scores = [h["score"] for h in out["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    assert out["hits"][0]["label"] == "BMT"
+    assert isinstance(out["hits"][0]["position"], int)
+
+
+def test_search_reads_queries_from_stdin_as_json_lines(home, first_search):
+    proc = run(home, "search", "--json", "-k", "2", stdin="BMT\n\n87.43%\n")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["query"] for o in lines] == ["BMT", "87.43%"]
+    assert all(len(o["hits"]) == 2 for o in lines)
+    assert lines[0]["hits"][0]["label"] == "BMT"
+    assert lines[1]["hits"][0]["label"] == "IFDecorator"
+
+
+def test_ask_json_contract(home, first_search):
+    proc = run(home, "ask", "how do people fine-tune by masking weights?", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert {"question", "answer", "abstained", "mode", "citations"} <= set(out)
+    assert out["mode"] == "extractive" and out["abstained"] is False
+    assert out["citations"] and all(set(c) == CITATION_KEYS for c in out["citations"])
+    assert [c["n"] for c in out["citations"]] == list(range(1, len(out["citations"]) + 1))
+    for c in out["citations"]:
+        assert f"[{c['n']}]" in out["answer"]
+        src = (BUNDLED_CORPUS / c["source"]).read_text(encoding="utf-8")
+        assert all(part in src for part in c["quote"].split(" … "))
+
+
+def test_ask_prints_a_cited_answer_for_people(home, first_search):
+    proc = run(home, "ask", "how do people fine-tune by masking weights?")
+    assert proc.returncode == 0, proc.stderr
+    assert "[1]" in proc.stdout and "Sources:" in proc.stdout and "BMT" in proc.stdout
+
+
+def test_ask_off_topic_says_the_corpus_does_not_answer(home, first_search):
+    proc = run(home, "ask", "what is a good recipe for sourdough bread?", "--json")
+    out = json.loads(proc.stdout)
+    assert out["abstained"] is True and out["citations"] == []
+    assert "does not answer" in out["answer"]
+
+
+def test_reingest_of_unchanged_corpus_embeds_nothing(home, first_search):
+    proc = run(home, "ingest")
+    assert proc.returncode == 0, proc.stderr
+    assert "0 added, 0 updated, 0 removed, 57 unchanged (0 chunks embedded" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, env, code, needle",
+    [
+        (("ingest", "/no/such/file.txt"), {}, 1, "/no/such/file.txt: no such file or folder"),
+        (("search", "x"), {"CHROMA_PORT": "abc"}, 2, "CHROMA_PORT: must be a whole number, got 'abc'"),
+        (("search", "x"), {"EMBEDDING_BACKEND": "gpu"}, 2, "EMBEDDING_BACKEND: must be one of torch, onnx-int8"),
+        (("search", "x", "-k", "0"), {}, 1, "-k must be between 1 and 100"),
+        (("ask", "x"), {"EMBEDDING_MODEL": "/no/model"}, 1, "cannot load embedding model"),
+    ],
+)
+def test_expected_failures_are_one_clear_line(home, tmp_path, args, env, code, needle):
+    proc = run(tmp_path, *args, **env)
+    assert proc.returncode == code
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_empty_store_without_corpus_explains_what_to_do(tmp_path):
+    proc = run(tmp_path, "search", "masks", PAPERBOT_CORPUS=str(tmp_path / "missing"))
+    assert proc.returncode == 1
+    assert "store is empty" in proc.stderr and "paperbot ingest" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_eval_reports_all_modes_on_a_beir_folder(tmp_path):
+    """A small BEIR folder made from the bundled corpus and its labelled questions."""
+    from ingest.parse import discover, parse_file
+
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    papers = {(p.source, p.position): p for f in discover([BUNDLED_CORPUS]) for p in parse_file(f)}
+    with open(beir / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for p in papers.values():
+            f.write(json.dumps({"_id": p.paper_id, "title": "", "text": p.abstract}) + "\n")
+    questions = [json.loads(x) for x in (REPO / "benchmarks/data/bundled_questions.jsonl").read_text().splitlines()]
+    with open(beir / "queries.jsonl", "w") as q, open(beir / "qrels/test.tsv", "w") as r:
+        r.write("query-id\tcorpus-id\tscore\n")
+        for i, case in enumerate(questions):
+            q.write(json.dumps({"_id": f"q{i}", "text": case["question"]}) + "\n")
+            r.write(f"q{i}\t{papers[(case['source'], case['position'])].paper_id}\t1\n")
+    proc = run(tmp_path, "eval", str(beir), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert set(report) == {"ndcg@10", "recall@100", "docs_per_s", "queries"}
+    assert report["queries"] == len(questions)
+    for metric in ("ndcg@10", "recall@100"):
+        assert set(report[metric]) == {"lexical", "dense", "hybrid"}
+        assert all(0.0 <= v <= 1.0 for v in report[metric].values())
+    assert report["ndcg@10"]["hybrid"] >= 0.8
+    assert report["recall@100"]["hybrid"] == 1.0
+    assert report["docs_per_s"] > 0
