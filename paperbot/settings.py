@@ -67,7 +67,7 @@ class RetrievalSettings:
     top_k: int = 5
     # Abstention thresholds; see docs/abstention.md for how they were calibrated.
     min_dense: float = 0.40
-    min_lexical: float = 0.60
+    min_lexical: float = 0.50
 
 
 @dataclass(frozen=True)

