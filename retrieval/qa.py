@@ -160,7 +160,8 @@ def _filter_citations(text: str, valid: set[int], dropped: list[int]) -> str:
         numbers = _cited_numbers(m.group(1))
         good = [n for n in dict.fromkeys(numbers) if n in valid]
         dropped.extend(n for n in numbers if n not in valid and n not in dropped)
-        return (" " + "".join(f"[{n}]" for n in good)) if good else ""
+        lead = m.group(0)[0] if m.group(0)[0].isspace() else ""
+        return (lead + "".join(f"[{n}]" for n in good)) if good else ""
 
     return _CITE.sub(keep, text)
 
