@@ -137,7 +137,8 @@ class Store:
         log.debug("store call failed: %s", action, exc_info=True)
         s = self.settings
         if not s.is_server:
-            return StoreError(f"the store at {s.path} failed ({action}: {type(exc).__name__}: {exc})")
+            return StoreError(f"the store at {s.path} failed ({action}: {type(exc).__name__}: {exc}). If it is "
+                              "damaged, move it aside and run `paperbot ingest` to rebuild it.")
         return _server_error(s, exc, action)
 
     def close(self) -> None:
