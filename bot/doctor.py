@@ -1,0 +1,318 @@
+"""`paperbot doctor`: check a deployment and say, one line per check, what is wrong and how to fix it.
+
+    ✓ configuration      the settings parsed (the CLI reports invalid ones before we get here)
+    ✓ embedding model    loads from local files only and encodes a sentence
+    ✓ store              opens, and was built with the configured model
+    ✓ contents           papers and chunks, every paper complete
+    ✓ keyword index      built from the store, covering every chunk at a stable content version
+    ✓ LLM endpoint       answers GET {base}/models (when LLM_BASE_URL is set)
+    ✓ Discord token      has the shape of a bot token (never printed)
+
+The store is opened in a child process (``python -m bot.doctor --probe-store``),
+so a crash or a hang in Chroma's native code becomes a ✗ line instead of taking
+the caller down. Exit code 0 when every check passes, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from paperbot.errors import PaperbotError
+from paperbot.settings import REPO_ROOT, Settings, StoreSettings
+
+log = logging.getLogger(__name__)
+
+OK, FAIL = "✓", "✗"
+PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may take at least (a cold start imports chromadb)
+LLM_CHECK_TIMEOUT = 5.0
+REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    hint: str = ""
+
+    def line(self) -> str:
+        text = f"{OK if self.ok else FAIL} {self.name}: {self.detail}"
+        return f"{text} → {self.hint}" if self.hint and not self.ok else text
+
+
+def run_doctor(settings: Settings, *, embedder=None, out: Callable[[str], None] | None = None) -> int:
+    """Run every check, print one line each; 0 when all pass. `embedder` may be an already loaded one."""
+    say = out or (lambda line: print(line, flush=True))
+    checks = [check_configuration(settings)]
+    say(checks[-1].line())
+    model_check, embedder = check_model(settings, embedder)
+    checks.append(model_check)
+    say(model_check.line())
+    for c in check_store(settings, embedder if model_check.ok else None):
+        checks.append(c)
+        say(c.line())
+    for c in (check_llm(settings), check_token(settings)):
+        checks.append(c)
+        say(c.line())
+    failed = [c.name for c in checks if not c.ok]
+    say(f"{len(checks) - len(failed)} of {len(checks)} checks passed"
+        + (f"; fix: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+# -- configuration and model ----------------------------------------------------------------
+
+
+def check_configuration(settings: Settings) -> Check:
+    s = settings.store
+    where = f"Chroma server {s.host}:{s.port}" if s.is_server else f"embedded store at {s.path}"
+    missing = [str(p) for p in settings.corpus if not p.exists()]
+    detail = f"valid ({where}, collection {s.collection!r}, model {settings.embedding.model!r})"
+    if missing:
+        return Check("configuration", False, f"corpus not found: {', '.join(missing)}",
+                     "set PAPERBOT_CORPUS to your abstract files or folders")
+    return Check("configuration", True, detail)
+
+
+def check_model(settings: Settings, embedder=None):
+    """(check, embedder): the model must load from local files and encode a sentence."""
+    start = time.perf_counter()
+    try:
+        if embedder is None:
+            from ingest.embed import Embedder
+
+            embedder = Embedder(settings.embedding)
+        embedder.encode(["does the embedding model load?"])
+        dim = embedder.dimension
+    except PaperbotError as exc:
+        return Check("embedding model", False, str(exc),
+                     "unset EMBEDDING_MODEL to use the bundled model, or point it at a local folder"), None
+    except Exception as exc:  # a broken model folder raises anything
+        log.debug("model check failed", exc_info=True)
+        return Check("embedding model", False, f"{settings.embedding.model!r} failed: {type(exc).__name__}: {exc}",
+                     "unset EMBEDDING_MODEL to use the bundled model"), None
+    took = time.perf_counter() - start
+    return Check("embedding model", True, f"{embedder.name!r} loads offline ({dim} dimensions, {took:.1f} s)"), embedder
+
+
+# -- the store, checked in a child process ----------------------------------------------------
+
+
+def check_store(settings: Settings, embedder) -> list[Check]:
+    """Store, contents and keyword-index lines, from a probe that runs in a child process."""
+    if embedder is None:
+        return [Check("store", False, "not checked: the embedding model did not load",
+                      "fix the embedding model first")]
+    s = settings.store
+    request = {"store": _store_json(s), "model": embedder.name, "dimension": embedder.dimension}
+    timeout = max(PROBE_MIN_TIMEOUT, 3 * s.timeout)
+    where = f"Chroma server {s.host}:{s.port}" if s.is_server else f"the store at {s.path}"
+    try:
+        proc = subprocess.run(probe_command(), input=json.dumps(request), capture_output=True, text=True,
+                              timeout=timeout, env=_child_env(), cwd=str(REPO_ROOT))
+    except subprocess.TimeoutExpired:
+        return [Check("store", False, f"opening {where} did not finish within {timeout:g} s",
+                      "is the disk or the server stuck? If the store is damaged, " + REBUILD)]
+    if proc.returncode < 0:
+        try:
+            sig = signal.Signals(-proc.returncode).name
+        except ValueError:
+            sig = f"signal {-proc.returncode}"
+        return [Check("store", False, f"opening {where} crashed the checking process ({sig})",
+                      "the store is probably damaged: " + REBUILD)]
+    try:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        log.debug("store probe exited %s: %s", proc.returncode, proc.stderr[-2000:])
+        return [Check("store", False, f"the check of {where} failed (exit code {proc.returncode})",
+                      "see the log; if the store is damaged, " + REBUILD)]
+    return _store_checks(report, where, embedder.name)
+
+
+def probe_command() -> list[str]:
+    return [sys.executable, "-m", "bot.doctor", "--probe-store"]
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    return env
+
+
+def _store_json(s: StoreSettings) -> dict:
+    return {"path": str(s.path), "host": s.host, "port": s.port, "ssl": s.ssl, "auth_token": str(s.auth_token),
+            "collection": s.collection, "timeout": s.timeout}
+
+
+def _store_checks(r: dict, where: str, model: str) -> list[Check]:
+    kind = r.get("kind")
+    if kind == "missing":
+        return [Check("store", False, f"there is no store yet at {where.removeprefix('the store at ')}"
+                      if "server" not in where else f"{where} has no collection {r.get('collection')!r}",
+                      "run `paperbot ingest`")]
+    if kind == "mismatch":
+        return [Check("store", False, r["error"], "use the same EMBEDDING_MODEL, or re-ingest into another "
+                      "CHROMA_COLLECTION")]
+    if kind == "locked":
+        return [Check("store", False, f"{where} is in use by another process (the bot?)",
+                      "stop it to check an embedded store, or run a Chroma server and set CHROMA_HOST")]
+    if kind == "unavailable":
+        return [Check("store", False, r["error"], "start the server, or fix CHROMA_HOST/CHROMA_PORT/CHROMA_SSL")]
+    if kind:
+        detail = r["error"].split(". If it is damaged", 1)[0]
+        return [Check("store", False, detail, "if it is damaged, " + REBUILD)]
+    checks = [Check("store", True, f"{where} opens; built with {model!r} ({r['dimension']} dimensions)")]
+    papers, chunks, incomplete = r["papers"], r["chunks"], r["incomplete"]
+    if chunks == 0:
+        checks.append(Check("contents", False, "the store holds no papers", "run `paperbot ingest`"))
+    elif incomplete:
+        checks.append(Check("contents", False, f"{papers} papers, {chunks} chunks; {len(incomplete)} papers have "
+                            f"missing chunks (an ingest was interrupted), e.g. {', '.join(incomplete[:3])}",
+                            "run `paperbot ingest` again to finish it"))
+    else:
+        checks.append(Check("contents", True, f"{papers} papers, {chunks} chunks"))
+    if r["indexed"] == chunks and r["version_stable"]:
+        checks.append(Check("keyword index", True, f"in sync with the store (content version {r['version']}, "
+                            f"{r['indexed']} chunks indexed)"))
+    else:
+        checks.append(Check("keyword index", False, f"{r['indexed']} chunks indexed of {chunks}; content version "
+                            f"{'stable' if r['version_stable'] else 'changed during the check'}",
+                            "an ingest may be running; check again when it has finished"))
+    return checks
+
+
+def probe_store(request: dict) -> dict:
+    """Open the store read-only and look at everything (runs in the child process)."""
+    from ingest.store import Store
+    from paperbot.errors import ModelMismatchError, StoreError, StoreLockedError, StoreUnavailableError
+    from paperbot.settings import Secret
+
+    raw = request["store"]
+    s = StoreSettings(path=__import__("pathlib").Path(raw["path"]), host=raw["host"], port=raw["port"],
+                      ssl=raw["ssl"], auth_token=Secret(raw["auth_token"]), collection=raw["collection"],
+                      timeout=raw["timeout"])
+    if not s.is_server and not (s.path / "chroma.sqlite3").exists():
+        return {"kind": "missing", "collection": s.collection}
+    try:
+        store = Store(s, request["model"], request["dimension"], create=False)
+    except ModelMismatchError as exc:
+        return {"kind": "mismatch", "error": str(exc)}
+    except StoreLockedError as exc:
+        return {"kind": "locked", "error": str(exc)}
+    except StoreUnavailableError as exc:
+        return {"kind": "unavailable", "error": str(exc)}
+    except StoreError as exc:
+        if type(exc.__context__).__name__ == "NotFoundError":
+            return {"kind": "missing", "collection": s.collection}
+        return {"kind": "damaged", "error": str(exc)}
+    try:
+        with store:
+            return _inspect(store, request["dimension"])
+    except StoreUnavailableError as exc:
+        return {"kind": "unavailable", "error": str(exc)}
+    except StoreError as exc:
+        return {"kind": "damaged", "error": str(exc)}
+
+
+def _inspect(store, dimension: int) -> dict:
+    from retrieval.search import CorpusView
+
+    version = store.content_version
+    chunks = store.count()
+    by_paper: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    expected: dict[tuple[str, str], int] = {}
+    for rec in store.iter_chunks(with_text=False):
+        h = rec.meta.get("content_hash", "")
+        by_paper[rec.paper_id][h].add(rec.meta.get("chunk_index"))
+        expected[(rec.paper_id, h)] = int(rec.meta.get("n_chunks", -1))
+    incomplete = sorted(pid for pid, hashes in by_paper.items()
+                        if not any(len(idx) == expected[(pid, h)] for h, idx in hashes.items()))
+    view = CorpusView.from_store(store, version)
+    if chunks:  # the vector index answers, and its vectors can be read back
+        first = view.chunk_ids[0]
+        [vector] = store.get_embeddings([first])
+        nearest = store.query(vector, n=min(10, chunks))
+        store.get_embeddings([cid for cid, _ in nearest])
+    return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
+            "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
+            "version_stable": store.content_version == version}
+
+
+# -- LLM endpoint and Discord token ---------------------------------------------------------------
+
+
+def check_llm(settings: Settings) -> Check:
+    cfg = settings.llm
+    if not cfg.enabled:
+        return Check("LLM endpoint", True, "not configured (answers are the verbatim best sentences)")
+    import httpx
+
+    from retrieval.llm import _public_url
+
+    chat = cfg.chat_url
+    models_url = chat.removesuffix("/chat/completions") + "/models"
+    shown = _public_url(models_url)
+    headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+    timeout = httpx.Timeout(min(LLM_CHECK_TIMEOUT, cfg.read_timeout), connect=min(cfg.connect_timeout,
+                                                                                   LLM_CHECK_TIMEOUT))
+    try:
+        resp = httpx.get(models_url, headers=headers, timeout=timeout)
+    except httpx.TimeoutException:
+        return Check("LLM endpoint", False, f"{shown} did not answer within {timeout.read:g} s",
+                     "is the server up and LLM_BASE_URL right?")
+    except httpx.HTTPError as exc:
+        return Check("LLM endpoint", False, f"cannot reach {shown} ({type(exc).__name__})",
+                     "start the server, or fix LLM_BASE_URL")
+    if resp.status_code in (401, 403):
+        return Check("LLM endpoint", False, f"{shown} refused the credentials (HTTP {resp.status_code})",
+                     "check LLM_API_KEY")
+    if resp.status_code != 200:
+        return Check("LLM endpoint", False, f"{shown} answered HTTP {resp.status_code}",
+                     "LLM_BASE_URL should be the OpenAI-compatible base, e.g. http://localhost:11434/v1")
+    try:
+        ids = [m.get("id") for m in resp.json().get("data", []) if isinstance(m, dict)]
+    except (ValueError, AttributeError):
+        ids = []
+    if ids and cfg.model not in ids:
+        return Check("LLM endpoint", False, f"{shown} answers, but does not serve LLM_MODEL={cfg.model!r} "
+                     f"(it serves {', '.join(map(str, ids[:5]))})", "set LLM_MODEL to one of those")
+    return Check("LLM endpoint", True, f"{_public_url(cfg.base_url or '')} answers; model {cfg.model!r}")
+
+
+def check_token(settings: Settings) -> Check:
+    """The token's shape only; the token itself never reaches output or logs."""
+    from bot.app import check_token as problem_with
+
+    token = str(settings.discord.token)
+    if token.lower().startswith("bot "):
+        token = token[4:].strip()
+    if not token:
+        return Check("Discord token", False, "DISCORD_TOKEN is not set (needed for `paperbot run`)",
+                     "see docs/discord.md to create a bot and copy its token")
+    if problem_with(token):
+        return Check("Discord token", False, f"DISCORD_TOKEN is not shaped like a bot token ({len(token)} "
+                     "characters)", "copy it again from the developer portal → Bot → Reset Token")
+    return Check("Discord token", True, "well-formed (whether Discord accepts it shows at `paperbot run`)")
+
+
+def _probe_main() -> int:
+    request = json.loads(sys.stdin.read())
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    print(json.dumps(probe_store(request)))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--probe-store"]:
+        sys.exit(_probe_main())
+    sys.exit("usage: python -m bot.doctor --probe-store  (run `paperbot doctor` instead)")
