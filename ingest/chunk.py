@@ -97,9 +97,18 @@ def _split_long(text: str, span: Span, max_tokens: int, count_tokens: Callable[[
         return [span]
     pieces: list[Span] = []
     words = [(m.start() + span.start, m.end() + span.start) for m in re.finditer(r"\S+", text[span.start:span.end])]
+
+    def cut(lo: int, hi: int) -> None:
+        # Words that split into many pieces (ids, numbers, formulas) can overflow a group: halve it.
+        piece = Span(words[lo][0], words[hi - 1][1])
+        if hi - lo == 1 or count_tokens(text[piece.start:piece.end]) <= max_tokens:
+            pieces.append(piece)
+        else:
+            cut(lo, (lo + hi) // 2)
+            cut((lo + hi) // 2, hi)
+
     # Words of ~max_tokens/1.35 fit a window; cut conservatively to stay under it.
     step = max(1, int(max_tokens / 1.6))
     for k in range(0, len(words), step):
-        group = words[k:k + step]
-        pieces.append(Span(group[0][0], group[-1][1]))
+        cut(k, min(k + step, len(words)))
     return pieces
