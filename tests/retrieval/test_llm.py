@@ -13,7 +13,6 @@ import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import httpx
 import pytest
@@ -21,7 +20,6 @@ import pytest
 from paperbot.errors import LLMError
 from paperbot.settings import LLMSettings, Settings
 from retrieval import prompts
-from retrieval.answer import citations_for
 from retrieval.llm import LLMClient, parse_retry_after
 from retrieval.qa import answer_question, looks_english, validate_answer
 
