@@ -1,0 +1,196 @@
+"""`paperbot doctor`: every check passes on a good deployment, and each fault gives its own ✗ line."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot import doctor
+from bot.doctor import run_doctor
+from ingest.store import Store
+from retrieval.library import Library
+from tests.conftest import make_settings
+from tests.fakes import HashEmbedder
+from tests.integration.servers import free_port
+from tests.reliability.helpers import DISCORD_TOKEN, LLM_KEY, Endpoint, generate_corpus
+
+MODELS = {"object": "list", "data": [{"id": "llama3.1:8b", "object": "model"}]}
+
+
+def models_endpoint(path, headers):
+    if headers.get("Authorization") != f"Bearer {LLM_KEY}":
+        return 401, {"error": {"message": f"bad key {headers.get('Authorization')}"}}
+    return (200, MODELS) if path == "/v1/models" else (404, {})
+
+
+@pytest.fixture
+def store_env(tmp_path):
+    """Settings env of a store holding 40 generated papers (built with the hash embedder)."""
+    env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 40)), "DISCORD_TOKEN": DISCORD_TOKEN}
+    with Library(make_settings(tmp_path, **env), embedder=HashEmbedder()) as lib:
+        lib.ingest()
+    return env
+
+
+def doctor_lines(tmp_path, env, embedder=None) -> tuple[int, list[str]]:
+    lines: list[str] = []
+    code = run_doctor(make_settings(tmp_path, **env), embedder=embedder or HashEmbedder(), out=lines.append)
+    return code, lines
+
+
+def line_of(lines: list[str], name: str) -> str:
+    [line] = [ln for ln in lines if ln[2:].startswith(name + ":")]
+    return line
+
+
+def test_good_deployment_passes_every_check(tmp_path, store_env):
+    with Endpoint(models_endpoint) as llm:
+        code, lines = doctor_lines(tmp_path, {**store_env, "LLM_BASE_URL": llm.base_url,
+                                              "LLM_MODEL": "llama3.1:8b", "LLM_API_KEY": LLM_KEY})
+    assert code == 0, lines
+    names = ["configuration", "embedding model", "store", "contents", "keyword index", "LLM endpoint",
+             "Discord token"]
+    assert [ln[:1] for ln in lines[:-1]] == ["✓"] * len(names)
+    assert [ln[2:].split(":")[0] for ln in lines[:-1]] == names
+    assert "40 papers" in line_of(lines, "contents")
+    assert "chunks indexed" in line_of(lines, "keyword index")
+    assert lines[-1] == "7 of 7 checks passed"
+    assert DISCORD_TOKEN not in "\n".join(lines) and LLM_KEY not in "\n".join(lines)
+
+
+def test_store_built_with_another_model(tmp_path, store_env):
+    code, lines = doctor_lines(tmp_path, store_env, embedder=HashEmbedder(name="other-model", dimension=32))
+    assert code == 1
+    store = line_of(lines, "store")
+    assert store.startswith("✗") and "built with embedding model 'test-hash'" in store
+    assert "EMBEDDING_MODEL" in store
+
+
+def test_no_store_yet_says_to_ingest(tmp_path):
+    code, lines = doctor_lines(tmp_path, {"DISCORD_TOKEN": DISCORD_TOKEN})
+    assert code == 1
+    assert line_of(lines, "store").startswith("✗ store: there is no store yet")
+    assert "run `paperbot ingest`" in line_of(lines, "store")
+    assert not (tmp_path / "chroma").exists()  # the doctor does not create one
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_damaged_store_database_says_how_to_rebuild(tmp_path, store_env, damage):
+    db = tmp_path / "chroma" / "chroma.sqlite3"
+    if damage == "garbage":
+        db.write_bytes(os.urandom(db.stat().st_size))
+    else:
+        os.truncate(db, 40_000)
+    code, lines = doctor_lines(tmp_path, store_env)
+    assert code == 1
+    store = line_of(lines, "store")
+    assert store.startswith("✗ store: cannot open the store at")
+    assert "move it aside and run `paperbot ingest` to rebuild it" in store
+    assert "Traceback" not in "\n".join(lines)
+
+
+def test_interrupted_ingest_shows_as_papers_with_missing_chunks(tmp_path, store_env):
+    settings = make_settings(tmp_path, **store_env)
+    with Store(settings.store, "test-hash", 64) as store:
+        victim = next(r for r in store.iter_chunks(with_text=False) if r.meta["n_chunks"] > 1)
+        store.delete([victim.chunk_id])
+    code, lines = doctor_lines(tmp_path, store_env)
+    assert code == 1
+    contents = line_of(lines, "contents")
+    assert contents.startswith("✗") and "1 papers have missing chunks" in contents
+    assert victim.paper_id in contents and "run `paperbot ingest` again" in contents
+
+
+@pytest.mark.parametrize("command, expected", [
+    ([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"],
+     "crashed the checking process (SIGSEGV)"),
+    ([sys.executable, "-c", "import time; time.sleep(60)"], "did not finish within 1 s"),
+])
+def test_store_check_that_crashes_or_hangs_is_a_failed_line_not_a_crash(tmp_path, store_env, monkeypatch, command,
+                                                                          expected):
+    monkeypatch.setattr(doctor, "probe_command", lambda: command)
+    monkeypatch.setattr(doctor, "PROBE_MIN_TIMEOUT", 1.0)
+    code, lines = doctor_lines(tmp_path, {**store_env, "CHROMA_TIMEOUT": "0.2"})
+    assert code == 1
+    assert expected in line_of(lines, "store") and line_of(lines, "store").startswith("✗")
+    assert lines[-1].endswith("fix: store")
+
+
+@pytest.mark.parametrize("answer, model, expected", [
+    (None, "llama3.1:8b", "cannot reach http://127.0.0.1:"),
+    (lambda p, h: (401, {"error": {"message": f"bad key {h.get('Authorization')}"}}), "llama3.1:8b",
+     "refused the credentials (HTTP 401) → check LLM_API_KEY"),
+    (models_endpoint, "mistral", "does not serve LLM_MODEL='mistral' (it serves llama3.1:8b)"),
+    (lambda p, h: (500, {"error": LLM_KEY}), "llama3.1:8b", "answered HTTP 500"),
+])
+def test_llm_endpoint_problems(tmp_path, store_env, caplog, answer, model, expected):
+    caplog.set_level(logging.DEBUG)
+    if answer is None:
+        env = {"LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
+        code, lines = doctor_lines(tmp_path, {**store_env, **env, "LLM_MODEL": model, "LLM_API_KEY": LLM_KEY})
+    else:
+        with Endpoint(answer) as llm:
+            code, lines = doctor_lines(tmp_path, {**store_env, "LLM_BASE_URL": llm.base_url, "LLM_MODEL": model,
+                                                  "LLM_API_KEY": LLM_KEY})
+    assert code == 1
+    line = line_of(lines, "LLM endpoint")
+    assert line.startswith("✗") and expected in line
+    assert LLM_KEY not in "\n".join(lines) + caplog.text
+
+
+@pytest.mark.parametrize("token, expected", [
+    ("", "DISCORD_TOKEN is not set"),
+    ("1234567890123456789", "not shaped like a bot token (19 characters)"),  # the application id
+    ("MTIz.abc-secret-value", "not shaped like a bot token"),
+])
+def test_malformed_discord_token_is_reported_without_showing_it(tmp_path, store_env, caplog, token, expected):
+    caplog.set_level(logging.DEBUG)
+    code, lines = doctor_lines(tmp_path, {**store_env, "DISCORD_TOKEN": token})
+    assert code == 1
+    line = line_of(lines, "Discord token")
+    assert line.startswith("✗") and expected in line
+    if token:
+        assert token not in "\n".join(lines) + caplog.text
+
+
+@pytest.mark.slow
+def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path):
+    """Past ~1000 chunks Chroma keeps vectors in an HNSW index beside the database; damage there too."""
+    env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 700)), "DISCORD_TOKEN": DISCORD_TOKEN}
+    with Library(make_settings(tmp_path, **env), embedder=HashEmbedder()) as lib:
+        lib.ingest()
+    [segment] = [p for p in (tmp_path / "chroma").iterdir() if p.is_dir()]
+    os.truncate(segment / "data_level0.bin", 1000)
+    code, lines = doctor_lines(tmp_path, env)
+    assert code == 1
+    store = line_of(lines, "store")
+    assert store.startswith("✗ store: the store at") and "move it aside and run `paperbot ingest`" in store
+
+
+@pytest.mark.slow
+def test_paperbot_doctor_command_never_shows_the_token_or_key(tmp_path):
+    """The real command, real model: a failing LLM that echoes the key and a malformed token, logged at DEBUG."""
+    bad_token = DISCORD_TOKEN.replace(".", "")  # one long string: not shaped like a token, still secret
+    with Endpoint(lambda p, h: (401, {"error": f"key {h.get('Authorization')} and {bad_token} rejected"})) as llm:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CHROMA_", "DISCORD_", "LLM_", "PAPERBOT_"))}
+        env.update(CHROMA_PATH=str(tmp_path / "chroma"), PAPERBOT_CACHE_DIR=str(tmp_path / "cache"),
+                   PAPERBOT_LOG_DIR=str(tmp_path / "logs"), PAPERBOT_LOG_LEVEL="DEBUG",
+                   PAPERBOT_ENV_FILE=str(tmp_path / "none.env"), HF_HUB_OFFLINE="1", DISCORD_TOKEN=bad_token,
+                   LLM_BASE_URL=llm.base_url, LLM_MODEL="llama3.1:8b", LLM_API_KEY=LLM_KEY)
+        proc = subprocess.run([sys.executable, "-m", "bot.cli", "-v", "doctor"], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout
+    assert "✓ embedding model: 'all-MiniLM-L6-v2' loads offline (384 dimensions" in out
+    assert "✗ store: there is no store yet" in out
+    assert "✗ LLM endpoint:" in out and "HTTP 401" in out
+    assert "✗ Discord token: DISCORD_TOKEN is not shaped like a bot token" in out
+    assert "Traceback" not in proc.stderr
+    logs = "".join(p.read_text() for p in Path(tmp_path / "logs").glob("paperbot.log*"))
+    for secret in (bad_token, LLM_KEY):
+        assert secret not in out and secret not in proc.stderr and secret not in logs
