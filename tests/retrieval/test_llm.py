@@ -313,12 +313,10 @@ def test_validate_answer(raw, valid, text, used):
 
 
 def test_read_timeout_falls_back_without_retrying(library, endpoint, baseline):
-    endpoint.enqueue(Reply.answer("too late [1]", ), Reply.answer("never asked [1]"))
-    endpoint.replies[0].delay = 1.5
-    start = time.perf_counter()
+    endpoint.enqueue(Reply.answer("too late [1]"), Reply.answer("never asked [1]"))
+    endpoint.replies[0].delay = 1.5  # had the timeout not fired, this reply would arrive and be used
     answer = ask(library, endpoint, read_timeout=0.3)
     assert_extractive_fallback(answer, baseline, "no reply within 0.3 s")
-    assert time.perf_counter() - start < 1.5
     assert len(endpoint.requests) == 1
 
 
