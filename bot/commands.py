@@ -100,6 +100,7 @@ async def paper_autocomplete(interaction: discord.Interaction, current: str) -> 
 @app_commands.command(name="about", description="What this bot knows and how to use it.")
 async def about(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
+    await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
     stats = await asyncio.to_thread(bot.library.stats)
     info = fmt.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
                          llm=bot.settings.llm.model if bot.llm is not None else None)
