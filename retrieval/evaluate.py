@@ -93,22 +93,27 @@ def evaluate(folder: Path, settings: Settings, limit: int | None = None, progres
         t0 = time.perf_counter()
         summary = lib.ingest([folder / "corpus.jsonl"], progress=progress)
         elapsed = time.perf_counter() - t0
-        ndcg = {m: 0.0 for m in MODES}
-        recall = {m: 0.0 for m in MODES}
-        retriever = lib.retriever
-        for qid, text in queries.items():
-            qvec = lib.embedder.encode([text])[0]
-            for mode in MODES:
-                ranked = [r.paper_id for r in retriever.rank(text, depth=100, query_vector=qvec, mode=mode)]
-                ndcg[mode] += ndcg_at(ranked, qrels[qid])
-                recall[mode] += recall_at(ranked, qrels[qid])
-        n = max(len(queries), 1)
-        return {
-            "ndcg@10": {m: round(v / n, 4) for m, v in ndcg.items()},
-            "recall@100": {m: round(v / n, 4) for m, v in recall.items()},
-            "docs_per_s": round((summary.added + summary.updated) / elapsed, 2) if elapsed else 0.0,
-            "queries": len(queries),
-        }
+        report = score(lib, queries, qrels)
+        report["docs_per_s"] = round((summary.added + summary.updated) / elapsed, 2) if elapsed else 0.0
+        report["queries"] = len(queries)
+        return report
     finally:
         lib.close()
         shutil.rmtree(eval_path, ignore_errors=True)
+
+
+def score(lib, queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> dict:
+    """Mean nDCG@10 and recall@100 of every mode over `queries` on an ingested library."""
+    ndcg = {m: 0.0 for m in MODES}
+    recall = {m: 0.0 for m in MODES}
+    for qid, text in queries.items():
+        qvec = lib.embedder.encode([text])[0]
+        for mode in MODES:
+            ranked = [r.paper_id for r in lib.retriever.rank(text, depth=100, query_vector=qvec, mode=mode)]
+            ndcg[mode] += ndcg_at(ranked, qrels[qid])
+            recall[mode] += recall_at(ranked, qrels[qid])
+    n = max(len(queries), 1)
+    return {
+        "ndcg@10": {m: round(v / n, 4) for m, v in ndcg.items()},
+        "recall@100": {m: round(v / n, 4) for m, v in recall.items()},
+    }

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 CANDIDATES = 100
 MAX_QUOTES = 2
 MAX_QUERY_CHARS = 2000
+# Papers whose sentence embeddings are kept for snippets (about 15 KB each).
+SENTENCE_CACHE_PAPERS = 4000
 
 
 @dataclass
@@ -103,6 +105,8 @@ class Retriever:
         self.settings = settings or RetrievalSettings()
         self._view: CorpusView | None = None
         self._lock = threading.Lock()
+        self._sentence_cache: OrderedDict[str, tuple[list[Quote], np.ndarray]] = OrderedDict()
+        self._sentence_version = ""
 
     # -- the in-memory view, rebuilt when the store's content version changes ----
 
@@ -201,16 +205,44 @@ class Retriever:
     def is_relevant(self, r: RankedPaper) -> bool:
         return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
 
+    def _sentences(self, view: CorpusView, paper_ids: list[str]) -> dict[str, tuple[list[Quote], np.ndarray]]:
+        """Each paper's sentences and their embeddings, cached per store version (LRU)."""
+        out: dict[str, tuple[list[Quote], np.ndarray]] = {}
+        todo: list[tuple[str, list[Quote]]] = []
+        with self._lock:
+            if self._sentence_version != view.version:
+                self._sentence_cache.clear()
+                self._sentence_version = view.version
+            for pid in paper_ids:
+                if pid in self._sentence_cache:
+                    self._sentence_cache.move_to_end(pid)
+                    out[pid] = self._sentence_cache[pid]
+                else:
+                    abstract = view.papers[pid].abstract
+                    todo.append((pid, [Quote(abstract[s.start:s.end], s.start, s.end) for s in split_sentences(abstract)]))
+        if todo:
+            vecs = self.embedder.encode([q.text for _, quotes in todo for q in quotes])
+            i = 0
+            with self._lock:
+                for pid, quotes in todo:
+                    out[pid] = (quotes, vecs[i:i + len(quotes)])
+                    i += len(quotes)
+                    self._sentence_cache[pid] = out[pid]
+                while len(self._sentence_cache) > SENTENCE_CACHE_PAPERS:
+                    self._sentence_cache.popitem(last=False)
+        return out
+
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
+        cached = self._sentences(view, [r.paper_id for r in ranked])
         sentences: list[tuple[int, Quote]] = []
+        sims_parts = []
         for n, r in enumerate(ranked):
-            abstract = view.papers[r.paper_id].abstract
-            for span in split_sentences(abstract):
-                sentences.append((n, Quote(abstract[span.start:span.end], span.start, span.end)))
+            quotes, vecs = cached[r.paper_id]
+            sentences.extend((n, q) for q in quotes)
+            sims_parts.append(vecs @ qvec if len(quotes) else np.zeros(0, dtype=np.float32))
         if not sentences:
             return []
-        vecs = self.embedder.encode([q.text for _, q in sentences])
-        sims = vecs @ qvec
+        sims = np.concatenate(sims_parts)
         weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
         total_w = sum(weights.values()) or 1.0
         per_paper: dict[int, list[tuple[float, Quote]]] = defaultdict(list)
