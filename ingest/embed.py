@@ -43,7 +43,8 @@ class Embedder:
 
     def __init__(self, settings: EmbeddingSettings | None = None) -> None:
         self.settings = settings or EmbeddingSettings()
-        self.name = self.settings.model
+        # Pinned to the store: a collection built with one backend refuses the other.
+        self.name = self.settings.pinned_name
         self._model = None
         self._lock = threading.Lock()
 
@@ -64,20 +65,20 @@ class Embedder:
 
         hf_logging.disable_progress_bar()
 
-        target = resolve_model(self.name)
+        target = resolve_model(self.settings.model)
         log.info("loading embedding model %s (%s backend)", self.name, self.settings.backend)
         try:
             if self.settings.backend == "onnx-int8":
                 from ingest.onnx_backend import load_quantized
 
-                return load_quantized(target)
+                return load_quantized(target, self.settings.cache_dir)
             return SentenceTransformer(target, device="cpu", local_files_only=True)
         except ModelError:
             raise
         except Exception as exc:  # the library raises many types for a missing or broken model
             log.debug("model load failed", exc_info=True)
             raise ModelError(
-                f"cannot load embedding model {self.name!r} from local files ({type(exc).__name__}: {exc}). "
+                f"cannot load embedding model {self.settings.model!r} ({self.settings.backend} backend) from local files ({type(exc).__name__}: {exc}). "
                 "Set EMBEDDING_MODEL to a local sentence-transformers folder, or unset it to use the bundled model."
             ) from None
 

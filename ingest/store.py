@@ -124,8 +124,9 @@ class Store:
         if stored_model != self.model_name or stored_dim != self.dimension:
             raise ModelMismatchError(
                 f"the store at {self.where} was built with embedding model {stored_model!r} "
-                f"(dimension {stored_dim}), but EMBEDDING_MODEL is {self.model_name!r} (dimension {self.dimension}). "
-                f"Use the same model, or choose another CHROMA_COLLECTION and run `paperbot ingest`.")
+                f"(dimension {stored_dim}), but the configured embedder is {self.model_name!r} (dimension {self.dimension}; "
+                f"EMBEDDING_MODEL, with +EMBEDDING_BACKEND unless torch). Use the same model and backend, "
+                f"or choose another CHROMA_COLLECTION and run `paperbot ingest`.")
         return col
 
     @property

@@ -60,6 +60,12 @@ class EmbeddingSettings:
     model: str = BUNDLED_MODEL
     backend: str = "torch"
     batch_size: int = 32
+    cache_dir: Path | None = None  # where onnx-int8 keeps its export (PAPERBOT_CACHE_DIR); None: the default
+
+    @property
+    def pinned_name(self) -> str:
+        """The name pinned to a collection: backends other than torch give vectors of their own."""
+        return self.model if self.backend == "torch" else f"{self.model}+{self.backend}"
 
 
 @dataclass(frozen=True)
@@ -136,10 +142,12 @@ class Settings:
                                "3-512 characters: letters, digits, '.', '_', '-'"),
             timeout=e.float("CHROMA_TIMEOUT", 10.0, lo=0.1),
         )
+        cache_dir = e.path("PAPERBOT_CACHE_DIR", default_cache_dir())
         embedding = EmbeddingSettings(
             model=e.str("EMBEDDING_MODEL") or BUNDLED_MODEL,
             backend=e.choice("EMBEDDING_BACKEND", "torch", EMBEDDING_BACKENDS),
             batch_size=e.int("EMBEDDING_BATCH_SIZE", 32, lo=1, hi=4096),
+            cache_dir=cache_dir,
         )
         retrieval = RetrievalSettings(
             top_k=e.int("RETRIEVAL_TOP_K", 5, lo=1, hi=50),
@@ -184,7 +192,7 @@ class Settings:
             discord=discord,
             llm=llm,
             corpus=corpus,
-            cache_dir=e.path("PAPERBOT_CACHE_DIR", default_cache_dir()),
+            cache_dir=cache_dir,
             log_level=e.choice("PAPERBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
         )
 
