@@ -83,7 +83,10 @@ def evaluate(folder: Path, settings: Settings, limit: int | None = None, progres
 
     folder = Path(folder)
     queries, qrels = load_beir(folder, limit)
-    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    embedder = embedder or Embedder(settings.embedding)
+    # One store per folder and embedder: Chroma keeps a client per path for the life of the process,
+    # so evaluating two embedders in one run must not reuse the path.
+    key = hashlib.sha256(f"{folder.resolve()}\0{embedder.name}".encode()).hexdigest()[:12]
     eval_path = settings.cache_dir / "eval" / key
     shutil.rmtree(eval_path, ignore_errors=True)
     store = replace(settings.store, path=eval_path, host=None, collection=f"eval-{key}")
