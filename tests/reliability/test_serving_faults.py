@@ -84,6 +84,7 @@ class SlowEmbedder(HashEmbedder):
         return super().encode(texts, batch_size)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_slow_embedding_and_store_still_acknowledge_every_interaction_within_3_s(tmp_path, monkeypatch):
     settings = make_settings(tmp_path, DISCORD_RATE_LIMIT="1000", DISCORD_MAX_CONCURRENCY="1",
