@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 1800  # leaves room for the footer within Discord's 2000 characters
 MAX_QUERY_CHARS = 300
+MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
 REWRITE_MAX_TOKENS = 64
 LINK_REMOVED = "(link removed)"
 
@@ -99,7 +100,8 @@ async def rewrite_query(llm, question: str) -> str:
     lines = [line for line in _strip_thinking(completion.text).splitlines() if line.strip()]
     query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
     query = re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I)
-    if not query or len(query) > MAX_QUERY_CHARS or not re.search(r"[A-Za-z]", query):
+    if (not query or len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS
+            or not re.search(r"[A-Za-z]", query)):
         log.info("unusable query rewrite %r; searching with the question as asked", query[:80])
         return ""
     log.info("searching for %r instead of the question as asked", query)
