@@ -160,7 +160,10 @@ def ingest(
                 else:
                     summary.removed += 1
 
-    changed = bool(to_embed or stale_ids or relabel_ids)
+    # A run killed after its last write never recorded the new version; finish that job too.
+    changed = bool(to_embed or stale_ids or relabel_ids) or store.write_in_progress
+    if changed:
+        store.bump_version(writing=True)
     total_chunks = 0
     done = 0
     if progress:

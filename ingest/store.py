@@ -252,12 +252,22 @@ class Store:
             except Exception as exc:
                 raise self._wrap(exc, "delete chunks") from None
 
-    def bump_version(self) -> str:
-        """Record that the content changed; returns the new version."""
+    @property
+    def write_in_progress(self) -> bool:
+        """True when the last ingest that started writing never finished (it was killed)."""
+        try:
+            col = self._client.get_collection(self.settings.collection, embedding_function=None)
+        except Exception as exc:
+            raise self._wrap(exc, "read collection metadata") from None
+        return (col.metadata or {}).get("ingest_state") == "writing"
+
+    def bump_version(self, writing: bool = False) -> str:
+        """Record that the content changed (or, with `writing`, is about to); returns the new version."""
         version = f"{time.time_ns():x}-{uuid.uuid4().hex[:8]}"
         meta = dict(self._collection.metadata or {})
         meta.pop("hnsw:space", None)  # fixed at creation; Chroma refuses to change it
         meta["content_version"] = version
+        meta["ingest_state"] = "writing" if writing else "done"
         try:
             self._collection.modify(metadata=meta)
         except Exception as exc:

@@ -168,3 +168,28 @@ def test_chroma_default_embedding_function_never_runs(lib, tmp_path, monkeypatch
     lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
     assert lib.search("bit mask weights fine-tuning").hits
     assert lib.store._collection._embedding_function is None
+
+
+def test_run_killed_before_recording_its_version_is_finished_by_the_next(lib, tmp_path, monkeypatch):
+    """Keyword indexes in other processes rebuild when the version changes; a killed run must not hide its writes."""
+    f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
+    real_bump = Store.bump_version
+
+    def die_at_the_end(self, writing=False):
+        if not writing:
+            raise KeyboardInterrupt
+        return real_bump(self, writing=writing)
+
+    monkeypatch.setattr(Store, "bump_version", die_at_the_end)
+    with pytest.raises(KeyboardInterrupt):
+        lib.ingest([f])
+    monkeypatch.setattr(Store, "bump_version", real_bump)
+    assert lib.store.write_in_progress
+    version = lib.store.content_version
+    summary = lib.ingest([f])
+    assert summary.unchanged == 4 and lib.embedder.encoded
+    assert lib.store.content_version != version
+    assert not lib.store.write_in_progress
+    unchanged_version = lib.store.content_version
+    lib.ingest([f])
+    assert lib.store.content_version == unchanged_version
