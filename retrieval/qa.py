@@ -83,7 +83,10 @@ async def answer_question(library: Library, question: str, *, llm=None, k: int |
         completion = await llm.chat(messages, on_delta=_preview(on_text, valid))
     except LLMError as exc:
         return fallback(f"the LLM failed: {exc}")
-    text, used, dropped = validate_answer(completion.text, valid)
+    raw = completion.text
+    if completion.finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
+        raw = _complete_sentences(raw)
+    text, used, dropped = validate_answer(raw, valid)
     if not used:
         return fallback(_no_citation_reason(dropped, valid))
     return Answer(
@@ -179,6 +182,15 @@ def _bound(text: str, limit: int = MAX_ANSWER_CHARS) -> str:
         cut = cut[: cut.rfind(" ")] if " " in cut[limit // 2:] else cut
     cut = re.sub(r"\[[^\]]*$", "", cut).rstrip()
     return cut + "…"
+
+
+_SENTENCE_END = re.compile(r"(?:[.!?](?:[ \t]*\[\d+\])*(?=\s|$)|[。！？](?:[ \t]*\[\d+\])*|\n)")
+
+
+def _complete_sentences(text: str) -> str:
+    """`text` up to its last complete sentence (with the citations that follow it), if it has one."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text.rstrip())]
+    return text[: ends[-1]] if ends and ends[-1] > 0 else text
 
 
 def _strip_thinking(text: str) -> str:

@@ -221,6 +221,17 @@ def test_streamed_answer_keeps_store_quotes_and_reports_usage(library, endpoint,
     assert "[4]" not in user["content"] and QUESTION in user["content"]
 
 
+def test_reply_cut_by_max_tokens_keeps_complete_sentences(library, endpoint):
+    events = [json.dumps(chunk(p)) for p in ["HopChain builds data [1]. ", "NV-CoT uses coordinates [2].\n",
+                                             "[3] ThinkSafe: Large reasoning models (LRMs"]]
+    events += [json.dumps(chunk(finish="length")), "[DONE]"]
+    endpoint.enqueue(Reply(sse=events, content_type="text/event-stream"))
+    answer = ask(library, endpoint, stream=True)
+    assert answer.mode == "llm"
+    assert answer.text == "HopChain builds data [1]. NV-CoT uses coordinates [2]."
+    assert [c.n for c in answer.citations] == [1, 2]
+
+
 def test_server_that_does_not_stream_still_answers(library, endpoint):
     endpoint.enqueue(Reply.answer("Psy-CoT splits reasoning into three steps [3].", usage={"total_tokens": 99}))
     seen: list[str] = []
