@@ -60,7 +60,11 @@ class Store:
         self.dimension = dimension
         self._lock = None
         self._client = self._connect()
-        self._collection = self._open_collection(create)
+        try:
+            self._collection = self._open_collection(create)
+        except BaseException:
+            self.close()  # a refused open (e.g. another model) must not keep the embedded store locked
+            raise
 
     # -- opening -----------------------------------------------------------------
 
