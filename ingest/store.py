@@ -159,14 +159,18 @@ class Store:
 
     # -- reading -----------------------------------------------------------------
 
-    @property
-    def content_version(self) -> str:
-        """Changes whenever chunks are written or deleted (read fresh from the store)."""
+    def _fresh_metadata(self) -> dict:
+        """The collection metadata as stored now (another process may have changed it)."""
         try:
             col = self._client.get_collection(self.settings.collection, embedding_function=None)
         except Exception as exc:
             raise self._wrap(exc, "read collection metadata") from None
-        return str((col.metadata or {}).get("content_version", "empty"))
+        return dict(col.metadata or {})
+
+    @property
+    def content_version(self) -> str:
+        """Changes whenever chunks are written or deleted (read fresh from the store)."""
+        return str(self._fresh_metadata().get("content_version", "empty"))
 
     def count(self) -> int:
         try:
@@ -259,11 +263,7 @@ class Store:
     @property
     def write_in_progress(self) -> bool:
         """True when the last ingest that started writing never finished (it was killed)."""
-        try:
-            col = self._client.get_collection(self.settings.collection, embedding_function=None)
-        except Exception as exc:
-            raise self._wrap(exc, "read collection metadata") from None
-        return (col.metadata or {}).get("ingest_state") == "writing"
+        return self._fresh_metadata().get("ingest_state") == "writing"
 
     def bump_version(self, writing: bool = False) -> str:
         """Record that the content changed (or, with `writing`, is about to); returns the new version."""

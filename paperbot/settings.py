@@ -71,7 +71,7 @@ class EmbeddingSettings:
 @dataclass(frozen=True)
 class RetrievalSettings:
     top_k: int = 5
-    # Abstention thresholds; see docs/abstention.md for how they were calibrated.
+    # Abstention thresholds, calibrated by benchmarks/calibrate_abstention.py (docs/abstention-calibration.txt).
     min_dense: float = 0.40
     min_lexical: float = 0.50
 
