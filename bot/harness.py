@@ -19,7 +19,7 @@ import json
 import sys
 import textwrap
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 from bot import format as fmt
 from bot.app import PaperBot
+from paperbot import messages
 from paperbot.settings import Settings
 
 APP_ID = 111111111111111111
@@ -155,6 +156,7 @@ class Harness:
         self._interactions: dict[str, dict] = {}  # token -> payload
         self._adapter: _RecordingWebhookAdapter | None = None
         self._old_factory = None
+        self.on_call: Callable[[Call], None] | None = None  # sees every recorded request as it is made
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -380,6 +382,8 @@ class Harness:
         call = Call(method=route.method, path=route.path, url=route.url, json=body, at=time.perf_counter(),
                     params=params)
         self.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(call)
         ex = _exchange.get()
         if ex is not None:
             ex.calls.append(call)
@@ -508,12 +512,41 @@ Type a question, or: /search QUERY, /paper LABEL-OR-ID, /about, more (sources of
 next / prev (pages of the last search), share, quit."""
 
 
+class _StreamEcho:
+    """Prints an LLM answer to the terminal as it is written, from the bot's own preview edits."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.shown = ""
+
+    def __call__(self, call: Call) -> None:
+        body = call.json if isinstance(call.json, dict) else {}
+        embeds = body.get("embeds") or []
+        if call.method != "PATCH" or not embeds or embeds[0].get("footer", {}).get("text") != messages.WRITING:
+            return
+        text = embeds[0].get("description") or ""
+        if text.startswith(self.shown):
+            self.stream.write(text[len(self.shown):])
+        else:
+            self.stream.write("\n" + text)
+        self.shown = text
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.shown = ""
+
+
 async def _repl(settings: Settings, lines, out, library=None) -> int:
     # One person at a terminal: the per-user rate limit would only get in the way of scripts.
     relaxed = replace(settings, discord=replace(settings.discord, rate_limit=10_000, rate_window=1.0))
     bot = PaperBot(relaxed, library=library)
     interactive = lines is sys.stdin and sys.stdin.isatty()
     async with Harness(bot) as h:
+        streamed = _StreamEcho(sys.stderr) if settings.llm.enabled else None
+        h.on_call = streamed
         if interactive:
             print(REPL_HELP, file=out)
         last: dict[str, dict] = {}
@@ -555,6 +588,8 @@ async def _repl(settings: Settings, lines, out, library=None) -> int:
                 question = rest if word == "/ask" else line
                 ex = await h.slash("ask", question=question)
                 kind = "answer"
+            if streamed is not None:
+                streamed.finish()
             for m in ex.messages:
                 print(render_message(m), file=out)
                 print("-" * 40, file=out)
