@@ -97,7 +97,7 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Path:
     for h in list(root.handlers):
         root.removeHandler(h)
     redact = RedactSecrets([settings.discord.token, settings.llm.api_key, settings.store.auth_token])
-    logdir = Path(os.environ.get("PAPERBOT_LOG_DIR") or settings.cache_dir)
+    logdir = settings.log_dir or settings.cache_dir
     logfile = logdir / "paperbot.log"
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -127,6 +127,7 @@ class Settings:
     corpus: tuple[Path, ...] = (BUNDLED_CORPUS,)
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     log_level: str = "INFO"
+    log_dir: Path | None = None  # default: cache_dir
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -193,6 +194,7 @@ class Settings:
             llm=llm,
             corpus=corpus,
             cache_dir=cache_dir,
+            log_dir=e.path("PAPERBOT_LOG_DIR", None) if e.str("PAPERBOT_LOG_DIR") else None,
             log_level=e.choice("PAPERBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
         )
 
