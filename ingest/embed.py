@@ -92,7 +92,7 @@ class Embedder:
         return int(self.model.max_seq_length or 256)
 
     def count_tokens(self, text: str) -> int:
-        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
 
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         if not texts:

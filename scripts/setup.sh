@@ -5,11 +5,12 @@
 #   PYTHON=python3.11 ./scripts/setup.sh        choose the interpreter (3.10+)
 #   TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu ./scripts/setup.sh
 #                                               where PyPI's default torch would be a CUDA build
-#   PAPERBOT_EXTRAS=onnx ./scripts/setup.sh     also install optional extras (onnx: EMBEDDING_BACKEND=onnx-int8)
+#   PAPERBOT_EXTRAS= ./scripts/setup.sh         skip the optional extras (default: onnx, for EMBEDDING_BACKEND=onnx-int8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
+PAPERBOT_EXTRAS=${PAPERBOT_EXTRAS-onnx}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 
 if [ ! -x .venv/bin/python ]; then
