@@ -109,6 +109,15 @@ class KeywordIndex:
             return np.zeros(len(self.chunk_ids), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
 
+    def chunks_with(self, token: str) -> np.ndarray:
+        """Indices (into chunk_ids) of the chunks that contain `token`."""
+        tid = self._bm25.vocab_dict.get(token) if token in self._df else None
+        if tid is None:
+            return np.zeros(0, dtype=np.int64)
+        # bm25s keeps scores as a sparse matrix with one column per vocabulary token.
+        indptr, indices = self._bm25.scores["indptr"], self._bm25.scores["indices"]
+        return np.asarray(indices[indptr[tid]:indptr[tid + 1]], dtype=np.int64)
+
     def idf(self, token: str) -> float:
         n = max(len(self.chunk_ids), 1)
         df = self._df.get(token, 0)

@@ -52,12 +52,11 @@ class CorpusView:
     """What retrieval keeps in memory: chunk texts, their papers and the BM25 index."""
 
     def __init__(self, version: str, chunk_ids: list[str], chunk_paper: list[str], papers: dict[str, PaperRecord],
-                 paper_tokens: dict[str, frozenset[str]], keyword: KeywordIndex) -> None:
+                 keyword: KeywordIndex) -> None:
         self.version = version
         self.chunk_ids = chunk_ids
         self.chunk_paper = np.asarray(chunk_paper, dtype=object)
         self.papers = papers
-        self.paper_tokens = paper_tokens
         self.keyword = keyword
         self.paper_index = {pid: i for i, pid in enumerate(papers)}
         self.chunk_paper_idx = np.asarray([self.paper_index[p] for p in chunk_paper], dtype=np.int64)
@@ -79,8 +78,14 @@ class CorpusView:
             metas.setdefault(pid, rec.meta)
         papers = {pid: _paper_record(pid, metas[pid], pieces[pid]) for pid in metas}
         keyword = KeywordIndex.build(chunk_ids, texts)
-        paper_tokens = {pid: frozenset(tokenize(f"{p.title} {p.abstract}")) for pid, p in papers.items()}
-        return cls(version, chunk_ids, chunk_paper, papers, paper_tokens, keyword)
+        return cls(version, chunk_ids, chunk_paper, papers, keyword)
+
+    def coverage(self, weights: dict[str, float]) -> np.ndarray:
+        """Per paper: the share of the query's term weight found in its title and abstract."""
+        found = np.zeros(len(self.papers), dtype=np.float32)
+        for token, w in weights.items():
+            found[np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)])] += w
+        return found / (sum(weights.values()) or 1.0)
 
 
 def _paper_record(pid: str, meta: dict, pieces: list[tuple[int, str]]) -> PaperRecord:
@@ -165,15 +170,12 @@ class Retriever:
             fused = _z(dense[cand]) + _z(bm25[cand])
         order = np.argsort(-fused, kind="stable")[:depth]
         pids = list(view.papers)
-        weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
-        total_w = sum(weights.values()) or 1.0
+        coverage = view.coverage({t: view.keyword.idf(t) for t in set(content_tokens(query))})
         ranked = []
         for j in order:
             i = int(cand[j])
-            have = view.paper_tokens[pids[i]]
-            coverage = sum(w for t, w in weights.items() if t in have) / total_w
             d = float(dense[i]) if not np.isnan(dense[i]) else -1.0
-            ranked.append(RankedPaper(pids[i], float(fused[j]), d, float(coverage), float(bm25[i])))
+            ranked.append(RankedPaper(pids[i], float(fused[j]), d, float(coverage[i]), float(bm25[i])))
         return ranked
 
     def _dense_for(self, view: CorpusView, paper_idx: np.ndarray, qvec: np.ndarray) -> np.ndarray:

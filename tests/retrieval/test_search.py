@@ -112,3 +112,13 @@ def test_keyword_tokens_keep_compounds_numbers_and_cjk():
     assert "nv-cot" in toks and "nv" in toks and "cot" in toks
     assert "87.43" in toks
     assert "论" in toks and "文" in toks
+
+
+def test_keyword_index_knows_which_chunks_hold_a_term():
+    from retrieval.keyword import KeywordIndex
+
+    idx = KeywordIndex.build(["a:0", "b:0", "c:0"], ["bit masks on weights", "dynamic programming", "masks again"])
+    assert sorted(idx.chunks_with("mask").tolist()) == [0, 2]
+    assert idx.chunks_with("programming").tolist() == []  # stemmed: "program"
+    assert idx.chunks_with("program").tolist() == [1]
+    assert idx.chunks_with("absent").tolist() == []
