@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import re
 import socket
 import subprocess
 import sys

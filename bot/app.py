@@ -21,7 +21,7 @@ from discord import app_commands
 
 from bot import format as fmt
 from bot.guard import RateLimiter, guild_allowed
-from bot.replies import NO_MENTIONS, StreamingPreview, reply, respond
+from bot.replies import NO_MENTIONS, StreamingPreview, reply
 from bot.views import AnswerView
 from paperbot import messages
 from paperbot.errors import EmptyCorpusError, PaperbotError, StoreUnavailableError

@@ -2,21 +2,18 @@
 
 Acronyms and method names ("BMT", "NV-CoT") and exact numbers ("87.43%") are
 kept as whole tokens next to their stemmed parts, so they are found as reliably
-as paraphrases. The index is built from the store's own chunks and saved beside
-a cache key (the store's content version): any process, embedded or talking to
-a Chroma server, rebuilds it when the store has changed since.
+as paraphrases. The index is built in memory from the store's own chunks; every
+process, embedded or talking to a Chroma server, rebuilds it when the store's
+content version changes (retrieval/search.py).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
-import shutil
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -122,28 +119,3 @@ class KeywordIndex:
         n = max(len(self.chunk_ids), 1)
         df = self._df.get(token, 0)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-    # -- persistence ------------------------------------------------------------
-
-    def save(self, folder: Path, version: str) -> None:
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        self._bm25.save(str(tmp), show_progress=False)
-        (tmp / "paperbot.json").write_text(json.dumps({"version": version, "chunk_ids": self.chunk_ids, "df": self._df}))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
-
-    @classmethod
-    def load(cls, folder: Path, version: str) -> KeywordIndex | None:
-        """The saved index if it was built for `version`, else None."""
-        import bm25s
-
-        try:
-            info = json.loads((folder / "paperbot.json").read_text())
-            if info.get("version") != version:
-                return None
-            bm25 = bm25s.BM25.load(str(folder), show_progress=False)
-        except (OSError, ValueError, KeyError):
-            return None
-        return cls(info["chunk_ids"], bm25, info["df"])

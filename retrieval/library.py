@@ -17,9 +17,8 @@ from ingest.pipeline import IngestSummary, Progress, ingest
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.settings import Settings
-from retrieval.answer import extractive_answer
 from retrieval.search import Retriever
-from retrieval.types import Answer, PaperRecord, SearchResult
+from retrieval.types import PaperRecord, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +103,6 @@ class Library:
 
     def search(self, query: str, k: int | None = None) -> SearchResult:
         return self.retriever.search(query, k)
-
-    def ask(self, question: str, k: int | None = None) -> Answer:
-        """The extractive answer; the LLM layer builds on the same search result."""
-        return extractive_answer(self.search(question, k))
 
     def paper(self, paper_id: str) -> PaperRecord | None:
         return self.retriever.paper(paper_id)

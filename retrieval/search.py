@@ -20,7 +20,6 @@ import logging
 import threading
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
