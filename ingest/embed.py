@@ -60,18 +60,15 @@ class Embedder:
         # Hub look-ups are never allowed: there is no network at run time.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-
         target = resolve_model(self.settings.model)
         log.info("loading embedding model %s (%s backend)", self.name, self.settings.backend)
         try:
             if self.settings.backend == "onnx-int8":
-                from ingest.onnx_backend import load_quantized
+                return self._load_onnx(target)
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
-                return load_quantized(target, self.settings.cache_dir)
+            hf_logging.disable_progress_bar()
             return SentenceTransformer(target, device="cpu", local_files_only=True)
         except ModelError:
             raise
@@ -81,6 +78,25 @@ class Embedder:
                 f"cannot load embedding model {self.settings.model!r} ({self.settings.backend} backend) from local files ({type(exc).__name__}: {exc}). "
                 "Set EMBEDDING_MODEL to a local sentence-transformers folder, or unset it to use the bundled model."
             ) from None
+
+    def _load_onnx(self, target: str):
+        """Serve the int8 export without torch; export it first (with torch) if there is none yet."""
+        try:
+            from ingest.onnx_light import load_exported
+
+            encoder = load_exported(target, self.settings.cache_dir)
+        except ImportError as exc:
+            from ingest.onnx_backend import INSTALL_HINT
+
+            raise ModelError(f"{INSTALL_HINT} ({exc})") from None
+        if encoder is None:
+            from ingest.onnx_backend import load_quantized
+
+            load_quantized(target, self.settings.cache_dir)  # writes the export to the cache
+            encoder = load_exported(target, self.settings.cache_dir)
+        if encoder is None:
+            raise ModelError(f"the int8 ONNX export of {target} is unusable; use EMBEDDING_BACKEND=torch")
+        return encoder
 
     @property
     def dimension(self) -> int:

@@ -19,7 +19,6 @@ sentence-transformers 6 needs transformers 5.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -28,25 +27,14 @@ import time
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any
 
 import torch
 
+from ingest.onnx_light import MANIFEST, ONNX_FILE, QUANTIZATION, export_dir, is_complete, local_model_folder
 from paperbot.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-ONNX_FILE = "model_qint8.onnx"
-MANIFEST = "manifest.json"
-# Part of the cache key: changing any value exports again.
-QUANTIZATION: dict[str, Any] = {
-    "format": 1,
-    "opset": 17,
-    "weights": "qint8",
-    "activations": "dynamic-quint8",
-    "per_channel": True,
-    "operators": ["MatMul"],
-}
 INSTALL_HINT = "EMBEDDING_BACKEND=onnx-int8 needs the optional ONNX packages: pip install -e '.[onnx]'"
 
 
@@ -57,7 +45,6 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
         import onnxruntime as ort
     except ImportError as exc:
         raise ModelError(f"{INSTALL_HINT} ({exc})") from None
-    from filelock import FileLock
     from sentence_transformers import SentenceTransformer
 
     folder = local_model_folder(model_path)
@@ -67,13 +54,7 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
         raise ModelError(f"EMBEDDING_BACKEND=onnx-int8 supports text models whose first module is a "
                          f"Transformer; {model_path} starts with {type(transformer).__name__}")
 
-    target = export_dir(folder, cache_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        if not is_complete(target):
-            _export(transformer, folder, target)
-        else:
-            log.debug("reusing the int8 ONNX export at %s", target)
+    target = ensure_exported(model, folder, cache_dir)
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -82,35 +63,18 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
     return model
 
 
-def local_model_folder(model_path: str) -> Path:
-    """The folder holding the model's files: `model_path` itself, or its snapshot in the Hugging Face cache."""
-    path = Path(model_path)
-    if path.is_dir():
-        return path.resolve()
-    from huggingface_hub import snapshot_download
+def ensure_exported(model, folder: Path, cache_dir: Path | None = None) -> Path:
+    """The export folder of `model` (loaded from `folder`), exporting it first if needed (once, locked)."""
+    from filelock import FileLock
 
-    try:
-        return Path(snapshot_download(model_path, local_files_only=True))
-    except Exception as exc:  # the hub raises several types for "not in the local cache"
-        raise ModelError(f"{model_path!r} is neither a local folder nor in the Hugging Face cache ({exc})") from None
-
-
-def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
-    """Where the export of the model in `folder` lives: keyed by its path, files and the quantization config."""
-    if cache_dir is None:
-        from paperbot.settings import default_cache_dir
-
-        cache_dir = default_cache_dir()
-    h = hashlib.sha256(json.dumps(QUANTIZATION, sort_keys=True).encode())
-    h.update(str(folder).encode())
-    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-        st = f.stat()
-        h.update(f"\0{f.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return Path(cache_dir) / "onnx" / f"{folder.name}-{h.hexdigest()[:16]}"
-
-
-def is_complete(target: Path) -> bool:
-    return (target / MANIFEST).is_file() and (target / ONNX_FILE).is_file()
+    target = export_dir(folder, cache_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if not is_complete(target):
+            _export(model[0], folder, target)
+        else:
+            log.debug("reusing the int8 ONNX export at %s", target)
+    return target
 
 
 def _export(transformer, folder: Path, target: Path) -> None:

@@ -89,12 +89,14 @@ class KeywordIndex:
     def build(cls, chunk_ids: list[str], texts: list[str]) -> KeywordIndex:
         import bm25s
 
-        tokens = [tokenize(t) or ["\x00empty"] for t in texts]
+        # Documents as lists of vocabulary ids: millions of token strings would cost far more memory.
+        vocab: dict[str, int] = {}
+        docs = [[vocab.setdefault(tok, len(vocab)) for tok in tokenize(t) or ["\x00empty"]] for t in texts]
         bm25 = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-        if tokens:
-            bm25.index(tokens, show_progress=False)
-        df = Counter(t for doc in tokens for t in set(doc))
-        return cls(list(chunk_ids), bm25, dict(df))
+        if docs:
+            bm25.index((docs, vocab), show_progress=False)
+        df_ids = Counter(i for doc in docs for i in set(doc))
+        return cls(list(chunk_ids), bm25, {tok: df_ids[i] for tok, i in vocab.items() if i in df_ids})
 
     def __len__(self) -> int:
         return len(self.chunk_ids)

@@ -221,3 +221,28 @@ def test_killed_export_leaves_no_broken_cache(tmp_path):
     assert vectors.shape == (len(SENTENCES), 384)
     assert len(_exports(cache)) == 1
     assert not list((cache / "onnx").glob(".tmp-*")), "leftovers of the killed export were not cleaned up"
+
+
+def test_an_existing_export_is_served_without_torch(onnx_embedder, onnx_cache):
+    """A bot process serving the int8 export loads neither torch nor sentence-transformers, same vectors."""
+    from ingest.embed import resolve_model
+    from ingest.onnx_backend import load_quantized
+
+    served = onnx_embedder.encode(SENTENCES)
+    reference = load_quantized(resolve_model("all-MiniLM-L6-v2"), onnx_cache).encode(SENTENCES, normalize_embeddings=True)
+    assert np.allclose((served * reference).sum(axis=1), 1.0, atol=1e-4)
+    code = textwrap.dedent(f"""
+        import sys
+        from ingest.embed import Embedder
+        from paperbot.settings import EmbeddingSettings
+        from pathlib import Path
+        e = Embedder(EmbeddingSettings(backend="onnx-int8", cache_dir=Path({str(onnx_cache)!r})))
+        v = e.encode(["bit masks over weights"])
+        assert v.shape == (1, 384) and abs(float((v ** 2).sum()) - 1) < 1e-4
+        assert e.count_tokens("hello world") == 4 and e.max_tokens == 256
+        print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -1,0 +1,129 @@
+"""Runs an int8 ONNX export of the embedding model with no torch in the process.
+
+The export itself is made once by ingest/onnx_backend.py (which needs torch).
+Serving it needs only the model's tokenizer (the `tokenizers` library), ONNX
+Runtime and NumPy, which keeps a bot process several hundred MB smaller.
+Pooling and normalization are those of all-MiniLM-L6-v2-style models: the mean
+of the token vectors under the attention mask, scaled to unit length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ONNX_FILE = "model_qint8.onnx"
+MANIFEST = "manifest.json"
+# Part of the cache key: changing any value exports again.
+QUANTIZATION: dict[str, Any] = {
+    "format": 1,
+    "opset": 17,
+    "weights": "qint8",
+    "activations": "dynamic-quint8",
+    "per_channel": True,
+    "operators": ["MatMul"],
+}
+
+
+def local_model_folder(model_path: str) -> Path:
+    """The folder holding the model's files: `model_path` itself, or its snapshot in the Hugging Face cache."""
+    from paperbot.errors import ModelError
+
+    path = Path(model_path)
+    if path.is_dir():
+        return path.resolve()
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(model_path, local_files_only=True))
+    except Exception as exc:  # the hub raises several types for "not in the local cache"
+        raise ModelError(f"{model_path!r} is neither a local folder nor in the Hugging Face cache ({exc})") from None
+
+
+def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
+    """Where the export of the model in `folder` lives: keyed by its path, files and the quantization config."""
+    if cache_dir is None:
+        from paperbot.settings import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    h = hashlib.sha256(json.dumps(QUANTIZATION, sort_keys=True).encode())
+    h.update(str(folder).encode())
+    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+        st = f.stat()
+        h.update(f"\0{f.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return Path(cache_dir) / "onnx" / f"{folder.name}-{h.hexdigest()[:16]}"
+
+
+def is_complete(target: Path) -> bool:
+    return (target / MANIFEST).is_file() and (target / ONNX_FILE).is_file()
+
+
+class _TokenCounter:
+    """Answers `tokenizer(text, ...)["input_ids"]` like a Hugging Face tokenizer, for token counting."""
+
+    def __init__(self, tokenizer) -> None:
+        self._tok = tokenizer
+
+    def __call__(self, text: str, add_special_tokens: bool = True, **_: Any) -> dict:
+        return {"input_ids": self._tok.encode(text, add_special_tokens=add_special_tokens).ids}
+
+
+class OnnxEncoder:
+    """The subset of SentenceTransformer that paperbot's Embedder uses, over ONNX Runtime."""
+
+    def __init__(self, folder: Path, export: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        config = folder / "sentence_bert_config.json"
+        self.max_seq_length = int(json.loads(config.read_text()).get("max_seq_length") or 256) if config.is_file() else 256
+        plain = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        plain.no_truncation()
+        plain.no_padding()
+        self.tokenizer = _TokenCounter(plain)
+        self._batch_tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._batch_tok.enable_truncation(max_length=self.max_seq_length)
+        pad = self._batch_tok.padding or {}
+        self._batch_tok.enable_padding(pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(export / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+        self._inputs = [i.name for i in self.session.get_inputs()]
+        self._dimension = int(self.encode(["dimension"])[0].shape[0])
+
+    def get_embedding_dimension(self) -> int:
+        return self._dimension
+
+    def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
+        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch: less padding
+        out = np.zeros((len(texts), 0), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            idx = order[start:start + batch_size]
+            encs = self._batch_tok.encode_batch([texts[i] for i in idx])
+            feed = {
+                "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
+                "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
+                "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
+            }
+            (hidden,) = self.session.run(["last_hidden_state"], {n: feed[n] for n in self._inputs})
+            mask = feed["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            if out.shape[1] == 0:
+                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[idx] = pooled
+        if normalize_embeddings:
+            out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+        return out
+
+
+def load_exported(model_path: str, cache_dir: Path | None = None) -> OnnxEncoder | None:
+    """The encoder over an existing export of `model_path`, or None when it has not been exported yet."""
+    folder = local_model_folder(model_path)
+    target = export_dir(folder, cache_dir)
+    if not is_complete(target) or not (folder / "tokenizer.json").is_file():
+        return None
+    return OnnxEncoder(folder, target)
