@@ -138,9 +138,9 @@ class Retriever:
     # -- ranking -------------------------------------------------------------------
 
     def rank(self, query: str, depth: int = CANDIDATES, query_vector: np.ndarray | None = None,
-             mode: str = "hybrid") -> list[RankedPaper]:
+             mode: str = "hybrid", view: CorpusView | None = None) -> list[RankedPaper]:
         """Papers best first (no snippets). `mode` is hybrid, dense or lexical (the last two for evaluation)."""
-        view = self.view()
+        view = view or self.view()
         if not view.papers:
             raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
         query = query[:MAX_QUERY_CHARS]
@@ -200,8 +200,8 @@ class Retriever:
         if not query:
             return SearchResult(query=query, hits=[], abstained=True, reason="empty question")
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
-        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec)[:k]
         view = self.view()
+        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view)[:k]
         hits = self._with_quotes(view, ranked, query, qvec)
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
