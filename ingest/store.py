@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 LOCK_NAME = "paperbot.lock"
 SCHEMA_VERSION = 1
-PAGE = 2000
+# Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
+PAGE = 500
 
 
 @dataclass(frozen=True)
