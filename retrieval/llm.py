@@ -255,14 +255,19 @@ class LLMClient:
 
     # -- replies ----------------------------------------------------------------------------
 
-    def _parse_reply(self, raw: bytes) -> Completion:
+    def _json_object(self, raw: bytes | str, what: str) -> dict:
+        """`raw` parsed as a JSON object that is not an error report; LLMError otherwise."""
         try:
             data = json.loads(raw)
         except ValueError:
-            raise LLMError(f"{self.endpoint}: the reply is not JSON") from None
+            raise LLMError(f"{self.endpoint}: {what} is not JSON") from None
         if not isinstance(data, dict):
-            raise LLMError(f"{self.endpoint}: the reply is not a JSON object")
+            raise LLMError(f"{self.endpoint}: {what} is not a JSON object")
         self._raise_if_error(data)
+        return data
+
+    def _parse_reply(self, raw: bytes) -> Completion:
+        data = self._json_object(raw, "the reply")
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise LLMError(f"{self.endpoint}: the reply has no choices")
@@ -296,13 +301,7 @@ class LLMClient:
                 if payload == "[DONE]":
                     done = True
                     break
-                try:
-                    chunk = json.loads(payload)
-                except ValueError:
-                    raise LLMError(f"{self.endpoint}: a streamed chunk is not JSON") from None
-                if not isinstance(chunk, dict):
-                    raise LLMError(f"{self.endpoint}: a streamed chunk is not a JSON object")
-                self._raise_if_error(chunk)
+                chunk = self._json_object(payload, "a streamed chunk")
                 if isinstance(chunk.get("usage"), dict):
                     usage = chunk["usage"]
                 model = str(chunk.get("model") or model)
