@@ -20,8 +20,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bot.app import PaperBot  # noqa: E402
+from bot.app.client import PaperBot
 from bot.harness import Harness  # noqa: E402
+from bot.runtime import Services  # noqa: E402
 from paperbot.settings import Settings  # noqa: E402
 from retrieval.library import Library  # noqa: E402
 
@@ -60,7 +61,7 @@ async def run(n: int, concurrency: int | None) -> None:
     await asyncio.to_thread(library.search, "warm up")
     print(f"setup (ingest + warm-up): {time.perf_counter() - t:.1f} s")
 
-    bot = PaperBot(settings, library=library)
+    bot = PaperBot(Services(settings, library))
     async with Harness(bot) as h:
         stop = asyncio.Event()
         monitor = asyncio.create_task(lag_monitor(stop))

@@ -1,4 +1,4 @@
-"""The `paperbot` command: the one entry point that builds everything and closes it.
+"""The `paperbot` command: argument parsing and dispatch. Services are built by bot/runtime.py.
 
     paperbot ingest [PATH ...]          ingest files or folders (default: the bundled corpus)
     paperbot search [QUERY] --json      papers for a query (no QUERY: one query per stdin line)
@@ -15,16 +15,25 @@ with its traceback and reported in one line too.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import logging.handlers
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from bot.runtime import open_library, open_services
+from bot.terminal import render_answer_text, render_search_text
 from paperbot import messages
 from paperbot.errors import PaperbotError
 from paperbot.settings import Settings
+from retrieval.qa import answer_question
+
+if TYPE_CHECKING:
+    from ingest.pipeline import IngestSummary, Progress
+    from retrieval.types import Answer
 
 log = logging.getLogger("paperbot")
 
@@ -123,24 +132,18 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Path:
 # -- commands -----------------------------------------------------------------------
 
 
-def _library(settings: Settings):
-    from retrieval.library import Library
-
-    return Library(settings)
-
-
-def _progress_bar(desc: str):
+def _progress_bar(desc: str) -> Progress:
     """A (done, total) callback drawing a tqdm bar on stderr with docs/s and ETA."""
     from tqdm import tqdm
 
-    state: dict = {}
+    bar: tqdm | None = None
 
     def update(done: int, total: int) -> None:
-        bar = state.get("bar")
+        nonlocal bar
         if bar is None:
             if total == 0:
                 return
-            bar = state["bar"] = tqdm(total=total, desc=desc, unit="paper", file=sys.stderr, dynamic_ncols=True)
+            bar = tqdm(total=total, desc=desc, unit="paper", file=sys.stderr, dynamic_ncols=True)
         bar.update(done - bar.n)
         if done >= total:
             bar.close()
@@ -148,80 +151,44 @@ def _progress_bar(desc: str):
     return update
 
 
-def _ensure(lib, settings: Settings) -> None:
-    summary = lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus"))
+def _report_bundled_ingest(summary: IngestSummary | None, settings: Settings) -> None:
     if summary is not None:
         print(f"paperbot: ingested {', '.join(map(str, settings.corpus))}: {summary.line()}", file=sys.stderr)
 
 
 def cmd_ingest(args, settings: Settings) -> int:
-    with _library(settings) as lib:
+    with open_library(settings) as lib:
         summary = lib.ingest(args.paths or None, progress=_progress_bar("embedding"))
-        for d in summary.duplicates:
-            print(f"paperbot: warning: duplicate abstract skipped: {d}", file=sys.stderr)
-        print(f"ingest: {summary.line()}")
+    for d in summary.duplicates:
+        print(f"paperbot: warning: duplicate abstract skipped: {d}", file=sys.stderr)
+    print(f"ingest: {summary.line()}")
     return 0
 
 
 def cmd_search(args, settings: Settings) -> int:
     if args.k is not None and not 1 <= args.k <= 100:
         raise PaperbotError(f"-k must be between 1 and 100, got {args.k}")
-    with _library(settings) as lib:
-        _ensure(lib, settings)
-        if args.query is not None:
-            _print_search(lib.search(args.query, args.k), args.json)
-            return 0
-        for line in sys.stdin:
-            if line.strip():
-                _print_search(lib.search(line.strip(), args.k), args.json)
+    with open_library(settings) as lib:
+        _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
+        queries = [args.query] if args.query is not None else (line.strip() for line in sys.stdin)
+        for query in queries:
+            if query:
+                result = lib.search(query, args.k)
+                print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
                 sys.stdout.flush()
     return 0
 
 
-def _print_search(result, as_json: bool) -> None:
-    from bot.render import render_search_text
-
-    if as_json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-    else:
-        print(render_search_text(result))
-
-
 def cmd_ask(args, settings: Settings) -> int:
-    import asyncio
-
-    from bot.render import render_answer_text
-
     use_llm = settings.llm.enabled and not args.no_llm
-    with _library(settings) as lib:
-        _ensure(lib, settings)
-        live = use_llm and not args.json and sys.stderr.isatty()
-        answer = asyncio.run(_ask(lib, settings, args.question, args.k, use_llm, live))
-        if args.json:
-            out = answer.to_json()
-            if answer.latency_ms is not None:
-                out["latency_ms"] = round(answer.latency_ms)
-            if answer.tokens is not None:
-                out["tokens"] = answer.tokens
-            if answer.extra.get("search_query"):
-                out["search_query"] = answer.extra["search_query"]
-            print(json.dumps(out, ensure_ascii=False))
-        else:
-            print(render_answer_text(answer))
+    live = use_llm and not args.json and sys.stderr.isatty()
+    answer = asyncio.run(_ask(settings, args.question, args.k, use_llm, live))
+    print(json.dumps(answer.to_json(), ensure_ascii=False) if args.json else render_answer_text(answer))
     return 0
 
 
-async def _ask(lib, settings: Settings, question: str, k: int | None, use_llm: bool, live: bool):
-    """One question; with an LLM, the HTTP client lives exactly as long as the command."""
-    from retrieval.qa import answer_question
-
-    if not use_llm:
-        return await answer_question(lib, question, k=k)
-    import httpx
-
-    from retrieval.llm import LLMClient
-
-    cfg = settings.llm
+async def _ask(settings: Settings, question: str, k: int | None, use_llm: bool, live: bool) -> Answer:
+    """One question; the services live exactly as long as the command."""
     shown = ""
 
     def show(text: str) -> None:  # the answer as it is written, on stderr; the checked answer follows on stdout
@@ -230,8 +197,11 @@ async def _ask(lib, settings: Settings, question: str, k: int | None, use_llm: b
         sys.stderr.flush()
         shown = text
 
-    async with httpx.AsyncClient(timeout=httpx.Timeout(cfg.read_timeout, connect=cfg.connect_timeout)) as http:
-        answer = await answer_question(lib, question, llm=LLMClient(cfg, http), k=k, on_text=show if live else None)
+    progress = _progress_bar("ingesting bundled corpus")
+    async with open_services(settings, use_llm=use_llm) as services:
+        _report_bundled_ingest(await asyncio.to_thread(services.library.ensure_ingested, progress), settings)
+        answer = await answer_question(services.library, question, llm=services.llm, k=k,
+                                       on_text=show if live else None)
     if shown:
         sys.stderr.write("\n\n")
     return answer
@@ -252,13 +222,13 @@ def cmd_eval(args, settings: Settings) -> int:
 
 
 def cmd_chat(args, settings: Settings) -> int:
-    from bot.harness import run_repl
+    from bot.chat import run_repl
 
     return run_repl(settings)
 
 
 def cmd_run(args, settings: Settings) -> int:
-    from bot.app import run_bot
+    from bot.app.client import run_bot
 
     return run_bot(settings)
 

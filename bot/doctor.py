@@ -25,9 +25,18 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from paperbot.errors import PaperbotError
-from paperbot.settings import REPO_ROOT, Settings, StoreSettings
+from bot.app.guard import bot_token, token_problem
+from paperbot.errors import (
+    ModelMismatchError,
+    PaperbotError,
+    StoreError,
+    StoreLockedError,
+    StoreUnavailableError,
+)
+from paperbot.records import StoredChunk, is_complete
+from paperbot.settings import Secret, Settings, StoreSettings
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +44,8 @@ OK, FAIL = "✓", "✗"
 PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may take at least (a cold start imports chromadb)
 LLM_CHECK_TIMEOUT = 5.0
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
+# The folder holding the project's packages, for the probe's child process (a source checkout or site-packages).
+PACKAGES_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -118,7 +129,7 @@ def check_store(settings: Settings, embedder) -> list[Check]:
     where = f"Chroma server {s.host}:{s.port}" if s.is_server else f"the store at {s.path}"
     try:
         proc = subprocess.run(probe_command(), input=json.dumps(request), capture_output=True, text=True,
-                              timeout=timeout, env=_child_env(), cwd=str(REPO_ROOT))
+                              timeout=timeout, env=_child_env(), cwd=str(PACKAGES_ROOT))
     except subprocess.TimeoutExpired:
         return [Check("store", False, f"opening {where} did not finish within {timeout:g} s",
                       "is the disk or the server stuck? If the store is damaged, " + REBUILD)]
@@ -144,7 +155,7 @@ def probe_command() -> list[str]:
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGES_ROOT), env.get("PYTHONPATH", "")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")
     return env
 
@@ -194,11 +205,9 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
 def probe_store(request: dict) -> dict:
     """Open the store read-only and look at everything (runs in the child process)."""
     from ingest.store import Store
-    from paperbot.errors import ModelMismatchError, StoreError, StoreLockedError, StoreUnavailableError
-    from paperbot.settings import Secret
 
     raw = request["store"]
-    s = StoreSettings(path=__import__("pathlib").Path(raw["path"]), host=raw["host"], port=raw["port"],
+    s = StoreSettings(path=Path(raw["path"]), host=raw["host"], port=raw["port"],
                       ssl=raw["ssl"], auth_token=Secret(raw["auth_token"]), collection=raw["collection"],
                       timeout=raw["timeout"])
     if not s.is_server and not (s.path / "chroma.sqlite3").exists():
@@ -227,16 +236,13 @@ def probe_store(request: dict) -> dict:
 def _inspect(store, dimension: int) -> dict:
     from retrieval.search import CorpusView
 
-    version = store.content_version
+    version = store.content_version()
     chunks = store.count()
-    by_paper: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    expected: dict[tuple[str, str], int] = {}
-    for rec in store.iter_chunks(with_text=False):
-        h = rec.meta.get("content_hash", "")
-        by_paper[rec.paper_id][h].add(rec.meta.get("chunk_index"))
-        expected[(rec.paper_id, h)] = int(rec.meta.get("n_chunks", -1))
-    incomplete = sorted(pid for pid, hashes in by_paper.items()
-                        if not any(len(idx) == expected[(pid, h)] for h, idx in hashes.items()))
+    by_paper: dict[str, dict[str, list[StoredChunk]]] = defaultdict(lambda: defaultdict(list))
+    for chunk in store.iter_chunks(with_text=False):
+        by_paper[chunk.paper_id][chunk.content_hash].append(chunk)
+    incomplete = sorted(pid for pid, versions in by_paper.items()
+                        if not any(is_complete(group) for group in versions.values()))
     view = CorpusView.from_store(store, version)
     if chunks:  # the vector index answers, and its vectors can be read back
         first = view.chunk_ids[0]
@@ -245,7 +251,7 @@ def _inspect(store, dimension: int) -> dict:
         store.get_embeddings([cid for cid, _ in nearest])
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
             "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
-            "version_stable": store.content_version == version}
+            "version_stable": store.content_version() == version}
 
 
 # -- LLM endpoint and Discord token ---------------------------------------------------------------
@@ -291,15 +297,11 @@ def check_llm(settings: Settings) -> Check:
 
 def check_token(settings: Settings) -> Check:
     """The token's shape only; the token itself never reaches output or logs."""
-    from bot.app import check_token as problem_with
-
-    token = str(settings.discord.token)
-    if token.lower().startswith("bot "):
-        token = token[4:].strip()
+    token = bot_token(str(settings.discord.token))
     if not token:
         return Check("Discord token", False, "DISCORD_TOKEN is not set (needed for `paperbot run`)",
                      "see docs/discord.md to create a bot and copy its token")
-    if problem_with(token):
+    if token_problem(token):
         return Check("Discord token", False, f"DISCORD_TOKEN is not shaped like a bot token ({len(token)} "
                      "characters)", "copy it again from the developer portal → Bot → Reset Token")
     return Check("Discord token", True, "well-formed (whether Discord accepts it shows at `paperbot run`)")

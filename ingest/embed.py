@@ -8,7 +8,6 @@ model already in the Hugging Face cache. Nothing is ever downloaded.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from pathlib import Path
 
@@ -57,9 +56,7 @@ class Embedder:
         return self._model
 
     def _load(self):
-        # Hub look-ups are never allowed: there is no network at run time.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # Hub look-ups never happen: the model is a local folder, loaded with local_files_only.
         target = resolve_model(self.settings.model)
         log.info("loading embedding model %s (%s backend)", self.name, self.settings.backend)
         try:

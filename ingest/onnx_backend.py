@@ -30,7 +30,14 @@ from pathlib import Path
 
 import torch
 
-from ingest.onnx_light import MANIFEST, ONNX_FILE, QUANTIZATION, export_dir, is_complete, local_model_folder
+from ingest.onnx_light import (
+    MANIFEST,
+    ONNX_FILE,
+    QUANTIZATION,
+    export_dir,
+    is_complete,
+    local_model_folder,
+)
 from paperbot.errors import ModelError
 
 log = logging.getLogger(__name__)

@@ -20,11 +20,11 @@ import io
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.labels import derive_label, find_links
 from paperbot.errors import InputError
+from paperbot.records import Paper
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".csv")
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -32,28 +32,6 @@ MIN_ABSTRACT_CHARS = 20
 _ABSTRACT_KEYS = ("abstract", "text", "summary")
 _ID_KEYS = ("id", "_id", "paper_id")
 _ID_SAFE = re.compile(r"[^A-Za-z0-9._:-]+")
-
-
-@dataclass(frozen=True)
-class Paper:
-    """One abstract with everything needed to cite it."""
-
-    paper_id: str
-    source: str
-    position: int
-    abstract: str
-    label: str
-    title: str = ""
-    authors: str = ""
-    url: str = ""
-    venue: str = ""
-    links: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def content_hash(self) -> str:
-        """Changes whenever anything that is embedded or shown changes."""
-        payload = "\x1f".join([self.title, self.abstract, self.authors, self.url, self.venue, self.label])
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 def text_id(text: str) -> str:

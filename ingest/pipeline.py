@@ -17,8 +17,16 @@ from pathlib import Path
 
 from ingest.chunk import chunk_text
 from ingest.embed import Embedder
-from ingest.parse import Paper, discover, parse_file
-from ingest.store import Store, dumps_list
+from ingest.parse import discover, parse_file
+from ingest.store import Store
+from paperbot.records import (
+    Paper,
+    StoredChunk,
+    chunk_id,
+    chunk_metadata,
+    indexed_text,
+    is_complete,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +76,6 @@ def load_papers(paths: Iterable[Path]) -> tuple[list[Paper], list[str], list[str
     return papers, [f.name for f in files], duplicates
 
 
-def embed_text(paper: Paper, chunk: str) -> str:
-    """What the model and the keyword index read: the title (if any) gives every chunk its context."""
-    return f"{paper.title}. {chunk}" if paper.title else chunk
-
-
 def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
     """(chunk id, verbatim text, metadata) for every chunk of `paper`."""
     if embedder is not None:
@@ -80,28 +83,8 @@ def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str
         chunks = chunk_text(paper.abstract, max_tokens=max(64, budget), count_tokens=embedder.count_tokens)
     else:
         chunks = chunk_text(paper.abstract)
-    base = paper_metadata(paper)
-    out = []
-    for c in chunks:
-        meta = dict(base, chunk_index=c.index, n_chunks=len(chunks), start=c.start, end=c.end)
-        out.append((f"{paper.paper_id}:{paper.content_hash[:10]}:{c.index}", c.text, meta))
-    return out
-
-
-def paper_metadata(paper: Paper) -> dict:
-    return {
-        "paper_id": paper.paper_id,
-        "source": paper.source,
-        "position": paper.position,
-        "label": paper.label,
-        "title": paper.title,
-        "authors": paper.authors,
-        "url": paper.url,
-        "venue": paper.venue,
-        "links": dumps_list(paper.links),
-        "content_hash": paper.content_hash,
-        "abstract_chars": len(paper.abstract),
-    }
+    return [(chunk_id(paper, c.index), c.text,
+             chunk_metadata(paper, index=c.index, n_chunks=len(chunks), start=c.start, end=c.end)) for c in chunks]
 
 
 def ingest(
@@ -142,9 +125,9 @@ def ingest(
         stale_ids.extend(state.ids_except(p.content_hash))
         if state.placement != (p.source, p.position):
             summary.moved += 1
-            for cid, meta in state.chunks_of(p.content_hash):
-                relabel_ids.append(cid)
-                relabel_meta.append(dict(meta, source=p.source, position=p.position))
+            for chunk in state.chunks_of(p.content_hash):
+                relabel_ids.append(chunk.chunk_id)
+                relabel_meta.append(chunk.moved_to(p))
 
     if prune_sources:
         # An edited untitled abstract gets a new id; one that takes the place of a
@@ -161,7 +144,7 @@ def ingest(
                     summary.removed += 1
 
     # A run killed after its last write never recorded the new version; finish that job too.
-    changed = bool(to_embed or stale_ids or relabel_ids) or store.write_in_progress
+    changed = bool(to_embed or stale_ids or relabel_ids) or store.write_in_progress()
     if changed:
         store.bump_version(writing=True)
     total_chunks = 0
@@ -171,7 +154,7 @@ def ingest(
     for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
         batch = to_embed[i:i + EMBED_BATCH_PAPERS]
         rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
-        vectors = embedder.encode([embed_text(p, text) for p, _, text, _ in rows])
+        vectors = embedder.encode([indexed_text(p.title, text) for p, _, text, _ in rows])
         store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
         total_chunks += len(rows)
         done += len(batch)
@@ -188,30 +171,31 @@ def ingest(
 
 
 class _PaperState:
+    """What the store holds of one paper: its chunks grouped by content version."""
+
     def __init__(self) -> None:
-        self.by_hash: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+        self.by_hash: dict[str, list[StoredChunk]] = defaultdict(list)
         self.placement: tuple[str, int] = ("", 0)
 
-    def add(self, cid: str, meta: dict) -> None:
-        self.by_hash[meta.get("content_hash", "")].append((cid, meta))
-        self.placement = (meta.get("source", ""), int(meta.get("position", 0)))
+    def add(self, chunk: StoredChunk) -> None:
+        self.by_hash[chunk.content_hash].append(chunk)
+        self.placement = (chunk.fields.source, chunk.fields.position)
 
     def complete(self, content_hash: str) -> bool:
-        chunks = self.by_hash.get(content_hash, [])
-        return bool(chunks) and len({m.get("chunk_index") for _, m in chunks}) == int(chunks[0][1].get("n_chunks", -1))
+        return is_complete(self.by_hash.get(content_hash, []))
 
-    def chunks_of(self, content_hash: str) -> list[tuple[str, dict]]:
+    def chunks_of(self, content_hash: str) -> list[StoredChunk]:
         return self.by_hash.get(content_hash, [])
 
     def ids_except(self, content_hash: str) -> list[str]:
-        return [cid for h, chunks in self.by_hash.items() if h != content_hash for cid, _ in chunks]
+        return [c.chunk_id for h, chunks in self.by_hash.items() if h != content_hash for c in chunks]
 
     def all_ids(self) -> list[str]:
-        return [cid for chunks in self.by_hash.values() for cid, _ in chunks]
+        return [c.chunk_id for chunks in self.by_hash.values() for c in chunks]
 
 
 def _stored_state(store: Store) -> dict[str, _PaperState]:
     state: dict[str, _PaperState] = defaultdict(_PaperState)
-    for rec in store.iter_chunks(with_text=False):
-        state[rec.paper_id].add(rec.chunk_id, rec.meta)
+    for chunk in store.iter_chunks(with_text=False):
+        state[chunk.paper_id].add(chunk)
     return state

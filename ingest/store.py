@@ -13,16 +13,19 @@ other processes know when to rebuild.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from paperbot.errors import ModelMismatchError, StoreError, StoreLockedError, StoreUnavailableError
+from paperbot.errors import (
+    ModelMismatchError,
+    StoreError,
+    StoreLockedError,
+    StoreUnavailableError,
+)
+from paperbot.records import StoredChunk
 from paperbot.settings import StoreSettings
 
 log = logging.getLogger(__name__)
@@ -31,19 +34,6 @@ LOCK_NAME = "paperbot.lock"
 SCHEMA_VERSION = 1
 # Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
 PAGE = 500
-
-
-@dataclass(frozen=True)
-class ChunkRecord:
-    """One stored chunk: its text is a verbatim span of the paper's abstract."""
-
-    chunk_id: str
-    text: str
-    meta: dict[str, Any]
-
-    @property
-    def paper_id(self) -> str:
-        return self.meta["paper_id"]
 
 
 def _chroma_settings():
@@ -168,7 +158,6 @@ class Store:
             raise self._wrap(exc, "read collection metadata") from None
         return dict(col.metadata or {})
 
-    @property
     def content_version(self) -> str:
         """Changes whenever chunks are written or deleted (read fresh from the store)."""
         return str(self._fresh_metadata().get("content_version", "empty"))
@@ -179,31 +168,22 @@ class Store:
         except Exception as exc:
             raise self._wrap(exc, "count") from None
 
-    def iter_chunks(self, with_text: bool = True, where: dict | None = None) -> Iterator[ChunkRecord]:
+    def iter_chunks(self, with_text: bool = True) -> Iterator[StoredChunk]:
         """Every stored chunk, paged so memory stays bounded on large stores."""
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
         offset = 0
         while True:
             try:
-                page = self._collection.get(include=include, limit=PAGE, offset=offset, where=where)
+                page = self._collection.get(include=include, limit=PAGE, offset=offset)
             except Exception as exc:
                 raise self._wrap(exc, "read chunks") from None
             ids = page["ids"]
             docs = page.get("documents") or [""] * len(ids)
             for cid, doc, meta in zip(ids, docs, page["metadatas"]):
-                yield ChunkRecord(cid, doc or "", dict(meta or {}))
+                yield StoredChunk.from_metadata(cid, doc or "", meta or {})
             if len(ids) < PAGE:
                 return
             offset += PAGE
-
-    def get_chunks(self, ids: list[str]) -> list[ChunkRecord]:
-        if not ids:
-            return []
-        try:
-            page = self._collection.get(ids=ids, include=["metadatas", "documents"])
-        except Exception as exc:
-            raise self._wrap(exc, "get chunks") from None
-        return [ChunkRecord(c, d or "", dict(m or {})) for c, d, m in zip(page["ids"], page["documents"], page["metadatas"])]
 
     def get_embeddings(self, ids: list[str]):
         if not ids:
@@ -229,7 +209,6 @@ class Store:
 
     # -- writing -----------------------------------------------------------------
 
-    @property
     def max_batch(self) -> int:
         try:
             return max(1, min(int(self._client.get_max_batch_size()), 5000))
@@ -237,7 +216,7 @@ class Store:
             return 1000
 
     def upsert(self, ids: list[str], embeddings, documents: list[str], metadatas: list[dict]) -> None:
-        step = self.max_batch
+        step = self.max_batch()
         for i in range(0, len(ids), step):
             try:
                 self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
@@ -246,7 +225,7 @@ class Store:
                 raise self._wrap(exc, "write chunks") from None
 
     def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
-        step = self.max_batch
+        step = self.max_batch()
         for i in range(0, len(ids), step):
             try:
                 self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
@@ -254,14 +233,13 @@ class Store:
                 raise self._wrap(exc, "update metadata") from None
 
     def delete(self, ids: list[str]) -> None:
-        step = self.max_batch
+        step = self.max_batch()
         for i in range(0, len(ids), step):
             try:
                 self._collection.delete(ids=ids[i:i + step])
             except Exception as exc:
                 raise self._wrap(exc, "delete chunks") from None
 
-    @property
     def write_in_progress(self) -> bool:
         """True when the last ingest that started writing never finished (it was killed)."""
         return self._fresh_metadata().get("ingest_state") == "writing"
@@ -348,17 +326,3 @@ def _acquire_lock(path: Path):
             "at a time: stop the other one, or run a Chroma server (`chroma run --path DIR`) and set CHROMA_HOST "
             "so that several processes can share it.") from None
     return lock
-
-
-def dumps_list(values) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
-
-
-def loads_list(raw: str | None) -> list[str]:
-    if not raw:
-        return []
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return []
-    return [str(v) for v in value] if isinstance(value, list) else []

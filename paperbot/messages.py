@@ -1,54 +1,10 @@
-"""User-facing strings that matter, in one place so they can be reviewed and tested."""
+"""User-facing strings every front end shows, in one place so they can be reviewed and tested.
+
+Text only the Discord bot shows lives in bot/app/messages.py.
+"""
 
 ABSTAIN = "The corpus does not answer this question: no paper is close enough."
 ABSTAIN_CLOSEST = "Closest papers, for what they are worth:"
 EMPTY_QUESTION = "Please ask a question, for example: how do people fine-tune by masking weights?"
 EMPTY_STORE = "The store holds no papers yet: run `paperbot ingest` first."
 INTERNAL_ERROR = "Something went wrong on our side; the details are in the log. Please try again."
-SAMPLE_QUESTION = "how do people fine-tune by masking weights?"
-
-# -- Discord bot ----------------------------------------------------------------------
-WRITING = "writing…"
-NO_MORE_SOURCES = "No other papers were considered for this answer."
-SOURCES_NOTE = "Every paper retrieval considered, best first, with its closest sentences."
-NO_RESULTS = "No papers found."
-SHARED_BY = "Shared by {user}"
-RATE_LIMITED = "You're asking faster than I can read. Please try again in {seconds} s."
-GUILD_NOT_ALLOWED = "This bot is not enabled on this server."
-NOT_ADMIN = "Only server admins (Manage Server permission or the {role} role) can rebuild the index."
-NOT_ADMIN_NO_ROLE = "Only server admins (Manage Server permission) can rebuild the index."
-REINDEX_RUNNING = "An index rebuild is already running; I'll have news when it finishes. Please try again later."
-REINDEX_DONE = "Index rebuilt: {summary}"
-PAPER_NOT_FOUND = "No paper matches {query}. Start typing a label or id and pick one from the list."
-STORE_UNAVAILABLE = "The paper store can't be reached right now. Please try again in a minute."
-STILL_STARTING = "I'm still loading the papers. Please try again in a few seconds."
-BUTTON_EXPIRED = "These buttons have expired; ask again to get fresh ones."
-ABOUT_TITLE = "paperbot"
-ABOUT_INTRO = "I answer questions about NeurIPS 2026 paper abstracts, quoting the sentences I rely on."
-ABOUT_NO_LLM = "not configured (answers are the verbatim best sentences)"
-ABOUT_USAGE = ("`/ask` a question (add `private` to see the answer alone), `/search` for papers, "
-               "`/paper` for a whole abstract. You can also DM me a question or @mention me in a channel.")
-TOKEN_MISSING = """\
-paperbot: DISCORD_TOKEN is not set.
-
-To run the bot you need a Discord application with a bot user:
-  1. Open https://discord.com/developers/applications and click "New Application".
-  2. In "Bot", click "Reset Token" and copy the token.
-  3. Put it in .env (next to where you run paperbot) as DISCORD_TOKEN=<token>,
-     or export DISCORD_TOKEN in the environment.
-  4. Invite the bot with the scopes "bot applications.commands" and the permissions
-     View Channels, Send Messages, Embed Links, Read Message History (permissions=84992):
-     https://discord.com/oauth2/authorize?client_id=<APPLICATION_ID>&scope=bot+applications.commands&permissions=84992
-See docs/discord.md for details."""
-TOKEN_MALFORMED = """\
-paperbot: DISCORD_TOKEN does not look like a bot token.
-
-A bot token has three dot-separated parts (for example MTIz....Gh1x3Q.abc...); copy it from
-https://discord.com/developers/applications → your application → Bot → Reset Token.
-Do not use the application id, the public key or the client secret. See docs/discord.md."""
-LOGIN_FAILED = """\
-paperbot: Discord rejected DISCORD_TOKEN (it was reset or revoked).
-
-Create a new one at https://discord.com/developers/applications → your application → Bot → Reset Token,
-and put it in .env as DISCORD_TOKEN=<token>. See docs/discord.md."""
-ALREADY_SHARED = "This answer is already in the channel."

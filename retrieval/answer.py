@@ -11,7 +11,7 @@ MAX_CITED_PAPERS = 3
 def citations_for(hits: list[Hit]) -> list[Citation]:
     """Number the relevant papers [1], [2], … in rank order, quoting their best sentences."""
     return [
-        Citation(n=n, paper_id=h.paper_id, source=h.source, position=h.position, label=h.label, quote=h.snippet)
+        Citation(n=n, paper=h.paper, quote=h.snippet)
         for n, h in enumerate((h for h in hits if h.relevant), start=1)
     ][:MAX_CITED_PAPERS]
 

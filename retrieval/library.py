@@ -15,10 +15,11 @@ from pathlib import Path
 from ingest.embed import Embedder
 from ingest.pipeline import IngestSummary, Progress, ingest
 from ingest.store import Store
-from paperbot.errors import EmptyCorpusError
+from paperbot.errors import EmptyCorpusError, PaperbotError
+from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.search import Retriever
-from retrieval.types import PaperRecord, SearchResult
+from retrieval.types import SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +75,12 @@ class Library:
     def ingest(self, paths: Iterable[Path] | None = None, progress: Progress | None = None) -> IngestSummary:
         """Ingest `paths` (default: the configured corpus). One ingest at a time per process."""
         if not self._ingest_lock.acquire(blocking=False):
-            from paperbot.errors import PaperbotError
-
             raise PaperbotError("an ingest is already running; wait for it to finish")
         try:
             return ingest(list(paths or self.settings.corpus), self.store, self.embedder, progress=progress)
         finally:
             self._ingest_lock.release()
 
-    @property
     def ingest_running(self) -> bool:
         return self._ingest_lock.locked()
 
@@ -104,11 +102,15 @@ class Library:
     def search(self, query: str, k: int | None = None) -> SearchResult:
         return self.retriever.search(query, k)
 
-    def paper(self, paper_id: str) -> PaperRecord | None:
+    def paper(self, paper_id: str) -> Paper | None:
         return self.retriever.paper(paper_id)
 
-    def papers(self) -> list[PaperRecord]:
+    def papers(self) -> list[Paper]:
         return self.retriever.papers()
+
+    def content_version(self) -> str:
+        """Changes whenever any process writes the store: a cheap way to know cached papers are stale."""
+        return self.store.content_version()
 
     def stats(self) -> Stats:
         papers = self.papers()

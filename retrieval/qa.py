@@ -5,8 +5,9 @@ model configured, and only when retrieval found relevant papers, the model
 summarizes the retrieved sentences; its reply is untrusted and validated:
 
 * citation numbers that were not in the prompt are removed;
-* mentions are neutralized, markdown links and images become plain text, bare
-  URLs are removed, and the length is bounded to what a Discord message shows;
+* markdown links and images become plain text, bare URLs and control characters
+  are removed, and the length is bounded by the caller (front ends know their
+  limits; mentions are neutralized where text is shown, in the Discord layer);
 * a reply left without a valid citation (or any failure of the endpoint) falls
   back to the extractive answer, with `fallback_reason` saying why;
 * the quotes under the citations always come from the store, never from the model.
@@ -31,11 +32,12 @@ from paperbot.errors import LLMError
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
 from retrieval.library import Library
+from retrieval.llm import LLMClient
 from retrieval.types import Answer
 
 log = logging.getLogger(__name__)
 
-MAX_ANSWER_CHARS = 1800  # leaves room for the footer within Discord's 2000 characters
+MAX_ANSWER_CHARS = 4000  # the default bound on an LLM answer; front ends may ask for less
 MAX_QUERY_CHARS = 300
 MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
 REWRITE_MAX_TOKENS = 64
@@ -44,16 +46,17 @@ LINK_REMOVED = "(link removed)"
 OnText = Callable[[str], Any]
 
 
-async def answer_question(library: Library, question: str, *, llm=None, k: int | None = None,
-                          on_text: OnText | None = None) -> Answer:
-    """The answer to `question`; `llm` (an LLMClient or None) summarizes, `on_text` gets the growing text.
+async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
+                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS) -> Answer:
+    """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
-    answer so far (already sanitized) each time the streamed text grows.
+    answer so far (already sanitized) each time the streamed text grows. An LLM
+    answer is cut to `max_chars` at a sentence boundary.
     """
     start = time.perf_counter()
     query = question
-    extra: dict = {}
+    search_query: str | None = None
     endpoint_failed: str | None = None
     if llm is not None and llm.available and not looks_english(question):
         try:
@@ -61,9 +64,9 @@ async def answer_question(library: Library, question: str, *, llm=None, k: int |
         except LLMError as exc:
             endpoint_failed = f"the LLM failed while translating the question: {exc}"
         if query != question:
-            extra["search_query"] = query
+            search_query = query
     result = await asyncio.to_thread(library.search, query, k)
-    extractive = replace(extractive_answer(result), question=question, extra=extra)
+    extractive = replace(extractive_answer(result), question=question, search_query=search_query)
 
     def fallback(reason: str) -> Answer:
         log.info("extractive answer instead of the LLM's: %s", reason)
@@ -80,23 +83,23 @@ async def answer_question(library: Library, question: str, *, llm=None, k: int |
     valid = {c.n for c in citations}
     messages = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
     try:
-        completion = await llm.chat(messages, on_delta=_preview(on_text, valid))
+        completion = await llm.chat(messages, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
         return fallback(f"the LLM failed: {exc}")
     raw = completion.text
     if completion.finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
         raw = _complete_sentences(raw)
-    text, used, dropped = validate_answer(raw, valid)
+    text, used, dropped = validate_answer(raw, valid, max_chars)
     if not used:
         return fallback(_no_citation_reason(dropped, valid))
     return Answer(
         question=question, text=text, abstained=False, citations=[c for c in citations if c.n in used],
         hits=result.hits, mode="llm", model=llm.model, latency_ms=_ms_since(start), tokens=completion.tokens,
-        extra=extra | ({"dropped_citations": dropped} if dropped else {}),
+        search_query=search_query, dropped_citations=tuple(dropped),
     )
 
 
-async def rewrite_query(llm, question: str) -> str:
+async def rewrite_query(llm: LLMClient, question: str) -> str:
     """An English search query for `question`, or "" when the model's reply is unusable."""
     completion = await llm.chat(prompts.rewrite_messages(question), max_tokens=REWRITE_MAX_TOKENS,
                                 temperature=0.0, stream=False)
@@ -122,31 +125,20 @@ _REF_DEF = re.compile(r"^\s*\[[^\]\n]+\]:\s*\S+.*$", re.M)
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto|discord):[^>\s]*>", re.I)
 _URL = re.compile(r"\b(?:(?:https?|ftp|discord)://|www\.)[^\s<>()\[\]]+", re.I)
 _INVITE = re.compile(r"\b(?:discord\.gg|discord(?:app)?\.com/invite)/\S+", re.I)
-_USER_MENTION = re.compile(r"<@!?\d+>")
-_ROLE_MENTION = re.compile(r"<@&\d+>")
-_CHANNEL_MENTION = re.compile(r"<#\d+>")
-_COMMAND_MENTION = re.compile(r"</[^<>:\n]{1,100}:\d+>")
-_MASS_MENTION = re.compile(r"@(everyone|here)", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def sanitize(text: str) -> str:
-    """Model text made inert for Discord: no pings, no links or images, no control characters."""
+    """Model text made plain: no links or images, no control characters."""
     text = _CONTROL.sub("", text)
     text = _IMAGE.sub(lambda m: m.group(1), text)
     text = _LINK.sub(lambda m: f"[{m.group(1)}]" if m.group(1).strip().isdigit() else m.group(1), text)
     text = _REF_DEF.sub("", text)
     text = _AUTOLINK.sub(LINK_REMOVED, text)
     text = _INVITE.sub(LINK_REMOVED, text)
-    text = _URL.sub(LINK_REMOVED, text)
-    text = _USER_MENTION.sub("@user", text)
-    text = _ROLE_MENTION.sub("@role", text)
-    text = _CHANNEL_MENTION.sub("#channel", text)
-    text = _COMMAND_MENTION.sub("/command", text)
-    text = _MASS_MENTION.sub(lambda m: "@\u200b" + m.group(1), text)
-    return text
+    return _URL.sub(LINK_REMOVED, text)
 
 
 def _cited_numbers(inner: str) -> list[int]:
@@ -171,7 +163,7 @@ def _filter_citations(text: str, valid: set[int], dropped: list[int]) -> str:
     return _CITE.sub(keep, text)
 
 
-def _bound(text: str, limit: int = MAX_ANSWER_CHARS) -> str:
+def _bound(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
@@ -203,7 +195,7 @@ def _tidy(text: str) -> str:
     return _BLANK_LINES.sub("\n\n", text).strip()
 
 
-def validate_answer(raw: str, valid: set[int]) -> tuple[str, list[int], list[int]]:
+def validate_answer(raw: str, valid: set[int], max_chars: int = MAX_ANSWER_CHARS) -> tuple[str, list[int], list[int]]:
     """(clean text, citation numbers it keeps in order, numbers removed as not in the prompt).
 
     The text is sanitized and bounded; `used` is empty when no valid citation survives,
@@ -214,7 +206,7 @@ def validate_answer(raw: str, valid: set[int]) -> tuple[str, list[int], list[int
     text = _WIDE_CITE.sub(r"[\1]", text)
     text = sanitize(text)
     text = _filter_citations(text, valid, dropped)
-    text = _bound(_tidy(text))
+    text = _bound(_tidy(text), max_chars)
     used = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", text)) if int(n) in valid]
     prose = re.sub(r"\[\d+\]", "", text)
     if sum(ch.isalnum() for ch in prose) < 3:
@@ -230,7 +222,7 @@ def _no_citation_reason(dropped: list[int], valid: set[int]) -> str:
     return f"the LLM's answer cited none of the retrieved passages ({allowed})"
 
 
-def _preview(on_text: OnText | None, valid: set[int]):
+def _preview(on_text: OnText | None, valid: set[int], max_chars: int):
     """The stream callback: sanitizes the growing raw text and hands it to `on_text`."""
     if on_text is None:
         return None
@@ -240,7 +232,7 @@ def _preview(on_text: OnText | None, valid: set[int]):
         if state["broken"]:
             return
         text = _tidy(_filter_citations(sanitize(_WIDE_CITE.sub(r"[\1]", _strip_thinking(raw))), valid, []))
-        text = _bound(text)
+        text = _bound(text, max_chars)
         if not text or text == state["last"]:
             return
         state["last"] = text

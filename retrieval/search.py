@@ -25,11 +25,12 @@ import numpy as np
 
 from ingest.chunk import split_sentences
 from ingest.embed import Embedder
-from ingest.store import Store, loads_list
+from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
+from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
-from retrieval.types import Hit, PaperRecord, Quote, SearchResult
+from retrieval.types import Hit, Quote, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class RankedPaper:
 class CorpusView:
     """What retrieval keeps in memory: chunk texts, their papers and the BM25 index."""
 
-    def __init__(self, version: str, chunk_ids: list[str], chunk_paper: list[str], papers: dict[str, PaperRecord],
+    def __init__(self, version: str, chunk_ids: list[str], chunk_paper: list[str], papers: dict[str, Paper],
                  keyword: KeywordIndex) -> None:
         self.version = version
         self.chunk_ids = chunk_ids
@@ -67,17 +68,13 @@ class CorpusView:
         chunk_ids: list[str] = []
         chunk_paper: list[str] = []
         texts: list[str] = []
-        pieces: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        metas: dict[str, dict] = {}
-        for rec in store.iter_chunks():
-            pid = rec.paper_id
-            chunk_ids.append(rec.chunk_id)
-            chunk_paper.append(pid)
-            title = rec.meta.get("title") or ""
-            texts.append(f"{title}. {rec.text}" if title else rec.text)
-            pieces[pid].append((int(rec.meta.get("start", 0)), rec.text))
-            metas.setdefault(pid, rec.meta)
-        papers = {pid: _paper_record(pid, metas[pid], pieces[pid]) for pid in metas}
+        chunks_of: dict[str, list[StoredChunk]] = defaultdict(list)
+        for chunk in store.iter_chunks():
+            chunk_ids.append(chunk.chunk_id)
+            chunk_paper.append(chunk.paper_id)
+            texts.append(indexed_text(chunk.fields.title, chunk.text))
+            chunks_of[chunk.paper_id].append(chunk)
+        papers = {pid: assemble(chunks) for pid, chunks in chunks_of.items()}
         keyword = KeywordIndex.build(chunk_ids, texts)
         view = cls(version, chunk_ids, chunk_paper, papers, keyword)
         _release_free_memory()
@@ -89,19 +86,6 @@ class CorpusView:
         for token, w in weights.items():
             found[np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)])] += w
         return found / (sum(weights.values()) or 1.0)
-
-
-def _paper_record(pid: str, meta: dict, pieces: list[tuple[int, str]]) -> PaperRecord:
-    size = int(meta.get("abstract_chars") or max(s + len(t) for s, t in pieces))
-    buf = [" "] * size
-    for start, text in pieces:
-        buf[start:start + len(text)] = text
-    return PaperRecord(
-        paper_id=pid, source=meta.get("source", ""), position=int(meta.get("position", 0)),
-        label=meta.get("label", ""), abstract="".join(buf[:size]), title=meta.get("title", ""),
-        authors=meta.get("authors", ""), url=meta.get("url", ""), venue=meta.get("venue", ""),
-        links=tuple(loads_list(meta.get("links"))),
-    )
 
 
 class Retriever:
@@ -119,7 +103,7 @@ class Retriever:
     # -- the in-memory view, rebuilt when the store's content version changes ----
 
     def view(self) -> CorpusView:
-        version = self.store.content_version
+        version = self.store.content_version()
         view = self._view
         if view is not None and view.version == version:
             return view
@@ -129,10 +113,10 @@ class Retriever:
                 self._view = CorpusView.from_store(self.store, version)
             return self._view
 
-    def papers(self) -> list[PaperRecord]:
+    def papers(self) -> list[Paper]:
         return list(self.view().papers.values())
 
-    def paper(self, paper_id: str) -> PaperRecord | None:
+    def paper(self, paper_id: str) -> Paper | None:
         return self.view().papers.get(paper_id)
 
     # -- ranking -------------------------------------------------------------------
@@ -149,7 +133,7 @@ class Retriever:
 
         dense = np.full(n_papers, np.nan, dtype=np.float32)
         for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
-            i = view.paper_index.get(cid.rsplit(":", 2)[0])
+            i = view.paper_index.get(paper_id_of(cid))
             if i is not None and not sim <= dense[i]:
                 dense[i] = sim
 
@@ -188,7 +172,7 @@ class Retriever:
         vectors = self.store.get_embeddings(chunk_ids)
         best = {int(i): -1.0 for i in paper_idx}
         for cid, vec in zip(chunk_ids, vectors):
-            i = view.paper_index[cid.rsplit(":", 2)[0]]
+            i = view.paper_index[paper_id_of(cid)]
             best[i] = max(best[i], float(np.dot(vec, qvec)))
         return np.asarray([best[int(i)] for i in paper_idx], dtype=np.float32)
 
@@ -263,12 +247,8 @@ class Retriever:
             # A second sentence only when it is nearly as good as the first.
             if len(scored) > 1 and scored[1][0] >= 0.85 * scored[0][0] and len(scored[0][1].text) < 400:
                 best.append(scored[1])
-            hits.append(Hit(
-                paper_id=paper.paper_id, source=paper.source, position=paper.position, label=paper.label,
-                score=r.score, quotes=tuple(q for _, q in best[:MAX_QUOTES]),
-                dense=r.dense, lexical=r.lexical, relevant=self.is_relevant(r), title=paper.title, url=paper.url,
-                links=paper.links,
-            ))
+            hits.append(Hit(paper=paper, score=r.score, quotes=tuple(q for _, q in best[:MAX_QUOTES]),
+                            dense=r.dense, lexical=r.lexical, relevant=self.is_relevant(r)))
         return hits
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from paperbot.records import Paper
 
 
 @dataclass(frozen=True)
@@ -18,18 +20,24 @@ class Quote:
 class Hit:
     """One paper found for a query, with the sentences that best answer it (best first)."""
 
-    paper_id: str
-    source: str
-    position: int
-    label: str
+    paper: Paper
     score: float
     quotes: tuple[Quote, ...]
     dense: float = 0.0
     lexical: float = 0.0
     relevant: bool = True
-    title: str = ""
-    url: str = ""
-    links: tuple[str, ...] = ()
+
+    @property
+    def paper_id(self) -> str:
+        return self.paper.paper_id
+
+    @property
+    def label(self) -> str:
+        return self.paper.label
+
+    @property
+    def where(self) -> str:
+        return self.paper.where
 
     @property
     def snippet(self) -> str:
@@ -43,13 +51,8 @@ class Hit:
             last_end = q.end
         return " ".join(parts)
 
-    @property
-    def where(self) -> str:
-        return f"{self.source} #{self.position}"
-
     def to_json(self) -> dict:
-        return {"paper_id": self.paper_id, "source": self.source, "position": self.position,
-                "label": self.label, "snippet": self.snippet, "score": round(self.score, 4)}
+        return {**_paper_json(self.paper), "snippet": self.snippet, "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True)
@@ -68,15 +71,23 @@ class Citation:
     """[n] in an answer: a paper and the verbatim sentence(s) that support the claim."""
 
     n: int
-    paper_id: str
-    source: str
-    position: int
-    label: str
+    paper: Paper
     quote: str
 
+    @property
+    def paper_id(self) -> str:
+        return self.paper.paper_id
+
+    @property
+    def label(self) -> str:
+        return self.paper.label
+
+    @property
+    def where(self) -> str:
+        return self.paper.where
+
     def to_json(self) -> dict:
-        return {"n": self.n, "paper_id": self.paper_id, "source": self.source, "position": self.position,
-                "label": self.label, "quote": self.quote}
+        return {"n": self.n, **_paper_json(self.paper), "quote": self.quote}
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,8 @@ class Answer:
     model: str | None = None
     latency_ms: float | None = None
     tokens: int | None = None
-    extra: dict = field(default_factory=dict)
+    search_query: str | None = None  # what was searched, when a rewrite of the question was used
+    dropped_citations: tuple[int, ...] = ()  # citation numbers the LLM made up (removed from its text)
 
     def to_json(self) -> dict:
         out = {"question": self.question, "answer": self.text, "abstained": self.abstained, "mode": self.mode,
@@ -100,24 +112,15 @@ class Answer:
             out["fallback_reason"] = self.fallback_reason
         if self.model:
             out["model"] = self.model
+        if self.search_query:
+            out["search_query"] = self.search_query
+        if self.latency_ms is not None:
+            out["latency_ms"] = round(self.latency_ms)
+        if self.tokens is not None:
+            out["tokens"] = self.tokens
         return out
 
 
-@dataclass(frozen=True)
-class PaperRecord:
-    """A whole stored paper, reassembled from its chunks."""
-
-    paper_id: str
-    source: str
-    position: int
-    label: str
-    abstract: str
-    title: str = ""
-    authors: str = ""
-    url: str = ""
-    venue: str = ""
-    links: tuple[str, ...] = ()
-
-    @property
-    def where(self) -> str:
-        return f"{self.source} #{self.position}"
+def _paper_json(paper: Paper) -> dict:
+    """The paper fields every hit and citation carries in JSON output (a stable contract)."""
+    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label}

@@ -8,11 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from bot.app import PaperBot
+from bot.app.client import PaperBot
+from bot.runtime import Services
 from ingest.pipeline import IngestSummary
-from retrieval.answer import extractive_answer
+from paperbot.records import Paper
 from retrieval.library import Stats
-from retrieval.types import Hit, PaperRecord, Quote, SearchResult
+from retrieval.types import Hit, Quote, SearchResult
 from tests.conftest import make_settings
 
 ABSTRACTS = [
@@ -37,8 +38,9 @@ class StubLibrary:
     """
 
     def __init__(self) -> None:
-        self.records = [PaperRecord(paper_id=f"p{i:04d}", source="stub.txt", position=i + 1, label=label,
-                                    abstract=text) for i, (label, text) in enumerate(ABSTRACTS)]
+        self.records = [Paper(paper_id=f"p{i:04d}", source="stub.txt", position=i + 1, label=label,
+                              abstract=text) for i, (label, text) in enumerate(ABSTRACTS)]
+        self.version = "v1"
         self.hold_ingest = threading.Event()
         self.hold_ingest.set()
         self.ingest_started = threading.Event()
@@ -58,31 +60,29 @@ class StubLibrary:
                 continue
             best = scored[0][1]
             start = r.abstract.index(best)
-            hits.append(Hit(paper_id=r.paper_id, source=r.source, position=r.position, label=r.label,
-                            score=float(score), quotes=(Quote(best, start, start + len(best)),)))
+            hits.append(Hit(paper=r, score=float(score), quotes=(Quote(best, start, start + len(best)),)))
         hits.sort(key=lambda h: -h.score)
         hits = hits[: k or 5]
         if not hits:
-            closest = [Hit(paper_id=r.paper_id, source=r.source, position=r.position, label=r.label, score=0.01,
+            closest = [Hit(paper=r, score=0.01,
                            quotes=(Quote(r.abstract.split(". ")[0], 0, len(r.abstract.split(". ")[0])),),
                            relevant=False) for r in self.records[:3]]
             return SearchResult(query=query, hits=closest, abstained=True, reason="no paper is close enough")
         return SearchResult(query=query, hits=hits, abstained=False)
 
-    def ask(self, question: str, k: int | None = None):
-        return extractive_answer(self.search(question, k))
-
-    def paper(self, paper_id: str) -> PaperRecord | None:
+    def paper(self, paper_id: str) -> Paper | None:
         return next((r for r in self.records if r.paper_id == paper_id), None)
 
-    def papers(self) -> list[PaperRecord]:
+    def papers(self) -> list[Paper]:
         return list(self.records)
+
+    def content_version(self) -> str:
+        return self.version
 
     def stats(self) -> Stats:
         return Stats(papers=len(self.records), chunks=len(self.records) * 2, sources=["stub.txt"], model="stub",
                      store="memory")
 
-    @property
     def ingest_running(self) -> bool:
         return self._ingesting.locked()
 
@@ -113,7 +113,7 @@ def make_bot(tmp_path, stub_library):
 
     def build(library=None, **env: str) -> PaperBot:
         settings = make_settings(tmp_path, **env)
-        return PaperBot(settings, library=library if library is not None else stub_library)
+        return PaperBot(Services(settings, library if library is not None else stub_library))
 
     return build
 

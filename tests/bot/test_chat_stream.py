@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
-from bot.harness import run_repl
+from bot.chat import run_repl
 from tests.conftest import make_settings
 from tests.retrieval.test_llm import Endpoint, Reply, llm_settings
 

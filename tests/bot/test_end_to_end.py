@@ -9,8 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.app import PaperBot
-from bot.harness import Harness, run_repl
+from bot.app.client import PaperBot
+from bot.chat import run_repl
+from bot.harness import Harness
+from bot.runtime import Services
 from tests.bot.limits import LIVE_MENTION, assert_calls_ok, visible_text
 from tests.conftest import make_settings
 
@@ -22,7 +24,7 @@ QUESTION = "zeroing fewer than 0.05% of the weights matches full fine-tuning"
 
 @pytest.fixture
 def bot(tmp_path, library):
-    return PaperBot(make_settings(tmp_path, DISCORD_RATE_LIMIT="1000"), library=library)
+    return PaperBot(Services(make_settings(tmp_path, DISCORD_RATE_LIMIT="1000"), library))
 
 
 @pytest.mark.anyio
@@ -87,7 +89,7 @@ def test_odd_questions_through_the_bot_respect_limits_and_ping_nobody(tmp_path, 
     import asyncio
 
     async def scenario():
-        bot = PaperBot(make_settings(tmp_path, DISCORD_RATE_LIMIT="1000"), library=library)
+        bot = PaperBot(Services(make_settings(tmp_path, DISCORD_RATE_LIMIT="1000"), library))
         async with Harness(bot) as h:
             dm = await h.dm(question)
         return dm.calls

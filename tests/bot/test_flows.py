@@ -11,8 +11,10 @@ import logging
 
 import pytest
 
-import retrieval.qa
-from bot.harness import ADMIN_ROLE_ID, GUILD_ID, MANAGE_GUILD, Harness, buttons
+from bot.app import client
+from bot.app import messages as bot_messages
+from bot.harness import ADMIN_ROLE_ID, GUILD_ID, MANAGE_GUILD, Harness
+from bot.terminal import message_buttons as buttons
 from paperbot import messages
 from tests.bot.limits import assert_calls_ok
 
@@ -54,7 +56,7 @@ async def test_private_ask_is_ephemeral_and_can_be_shared(make_bot):
         assert call.json["data"]["content"] == "Shared by Alice"
         assert call.json["data"]["embeds"] == answer_msg["embeds"]
         again = await h.click(answer_msg, "Share in channel")
-    assert again.calls[0].json["data"]["content"] == messages.ALREADY_SHARED
+    assert again.calls[0].json["data"]["content"] == bot_messages.ALREADY_SHARED
     assert again.calls[0].json["data"]["flags"] == 64
     assert_calls_ok(ex.calls + shared.calls + again.calls)
 
@@ -169,7 +171,7 @@ async def test_about_reports_papers_model_and_llm(make_bot):
     embed = ex.calls[-1].json["embeds"][0]
     values = {f["name"]: f["value"] for f in embed["fields"]}
     assert values["Papers"].startswith("43 ")
-    assert values["Language model"] == messages.ABOUT_NO_LLM
+    assert values["Language model"] == bot_messages.ABOUT_NO_LLM
     assert ex.messages[-1]["flags"] & 64
 
 
@@ -180,7 +182,7 @@ async def test_reindex_refused_for_non_admins_and_in_dms(make_bot, stub_library)
     for ex in (member, dm):
         [call] = ex.calls
         assert call.json["data"]["flags"] == 64
-        assert call.json["data"]["content"] == messages.NOT_ADMIN.format(role="paper-admins")
+        assert call.json["data"]["content"] == bot_messages.NOT_ADMIN.format(role="paper-admins")
     assert stub_library.ingests == 0
 
 
@@ -203,7 +205,7 @@ async def test_second_reindex_while_one_runs_is_refused_politely(make_bot, stub_
         second = await h.slash("reindex", permissions=MANAGE_GUILD)
         stub_library.hold_ingest.set()
         await h.wait(first)
-    assert second.calls[0].json["data"]["content"] == messages.REINDEX_RUNNING
+    assert second.calls[0].json["data"]["content"] == bot_messages.REINDEX_RUNNING
     assert second.calls[0].json["data"]["flags"] == 64
     assert first.calls[-1].json["content"].startswith("Index rebuilt")
     assert stub_library.ingests == 1
@@ -214,8 +216,8 @@ async def test_guild_allowlist_refuses_other_servers_but_not_dms(make_bot):
         in_guild = await h.slash("ask", question=QUESTION)
         mention = await h.mention(QUESTION)
         in_dm = await h.slash("ask", question=QUESTION, dm=True)
-    assert in_guild.calls[0].json["data"] == {"content": messages.GUILD_NOT_ALLOWED, "flags": 64, "tts": False,
-                                              "allowed_mentions": {"parse": []}}
+    assert in_guild.calls[0].json["data"] == {"content": bot_messages.GUILD_NOT_ALLOWED, "embeds": [], "flags": 64,
+                                              "tts": False, "allowed_mentions": {"parse": []}}
     assert mention.calls == []
     assert in_dm.calls[0].callback_type == 5
     assert str(GUILD_ID) != "1234"
@@ -243,9 +245,9 @@ async def test_unexpected_error_shows_a_short_message_and_logs_the_traceback(mak
 
 
 async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypatch):
-    real = retrieval.qa.answer_question
+    real = client.answer_question
 
-    async def streaming(library, question, *, llm=None, k=None, on_text=None):
+    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None):
         text = ""
         for word in ["Masks", " match", " full", " fine-tuning", " [1]."] * 4:
             text += word
@@ -253,7 +255,7 @@ async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypa
             await asyncio.sleep(0.1)
         return await real(library, question, llm=llm, k=k)
 
-    monkeypatch.setattr(retrieval.qa, "answer_question", streaming)
+    monkeypatch.setattr(client, "answer_question", streaming)
     async with Harness(make_bot()) as h:
         ex = await h.slash("ask", question=QUESTION)
     edits = [c for c in ex.calls if c.method == "PATCH"]
@@ -262,7 +264,7 @@ async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypa
     assert all(b.at - a.at >= 0.9 for a, b in zip(previews, previews[1:]))
     assert previews[0].json["embeds"][0]["description"].startswith("Masks")
     assert previews[-1].json["embeds"][0]["description"].startswith("Masks match full fine-tuning")
-    assert previews[-1].json["embeds"][0]["footer"]["text"] == messages.WRITING
+    assert previews[-1].json["embeds"][0]["footer"]["text"] == bot_messages.WRITING
     assert final.json["embeds"][0]["footer"]["text"].startswith("mode: extractive")
     assert_calls_ok(ex.calls)
 

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import format as fmt
+from bot.app import embeds as fmt
 from paperbot import messages
-from retrieval.types import Answer, Citation, Hit, PaperRecord, Quote, SearchResult
+from paperbot.records import Paper
+from retrieval.types import Answer, Citation, Hit, Quote, SearchResult
 from tests.bot.limits import LIVE_MENTION, message_problems, visible_text
 
 NO_MENTIONS = {"parse": []}
@@ -25,12 +26,16 @@ def body(page: fmt.Page) -> dict:
 
 
 def hit(n: int, label: str = "BMT", quote: str = "Zeroing weights matches fine-tuning.", score: float = 0.9) -> Hit:
-    return Hit(paper_id=f"p{n}", source="a.txt", position=n, label=label, score=score,
-               quotes=(Quote(quote, 0, len(quote)),))
+    return Hit(paper=paper(n, label), score=score, quotes=(Quote(quote, 0, len(quote)),))
+
+
+def paper(n: int, label: str, **fields) -> Paper:
+    return Paper(paper_id=f"p{n}", source="a.txt", position=n, label=label, abstract=fields.pop("abstract", "x"),
+                 **fields)
 
 
 def answer(text: str, quotes: list[str], question: str = "how?", **kw) -> Answer:
-    cites = [Citation(n=i, paper_id=f"p{i}", source="a.txt", position=i, label=f"L{i}", quote=q)
+    cites = [Citation(n=i, paper=paper(i, f"L{i}"), quote=q)
              for i, q in enumerate(quotes, start=1)]
     return Answer(question=question, text=text, abstained=False, citations=cites,
                   hits=[hit(i, f"L{i}", q) for i, q in enumerate(quotes, start=1)], **kw)
@@ -127,8 +132,8 @@ def test_search_page_paginates_and_snippets_are_short():
 
 def test_paper_shows_the_whole_abstract():
     abstract = "Sentence. " * 700  # longer than one description
-    pages = fmt.paper_pages(PaperRecord(paper_id="p1", source="a.txt", position=2, label="BMT", abstract=abstract,
-                                        url="https://example.org/p1"))
+    pages = fmt.paper_pages(Paper(paper_id="p1", source="a.txt", position=2, label="BMT", abstract=abstract,
+                                  url="https://example.org/p1"))
     text = " ".join(c.description for p in pages for c in p.cards if c.description)
     assert " ".join(text.split()) == " ".join(abstract.split())
     assert pages[0].cards[0].url == "https://example.org/p1"
@@ -136,7 +141,7 @@ def test_paper_shows_the_whole_abstract():
 
 @pytest.mark.parametrize(("typed", "first"), [("bmt", "p1"), ("p3", "p3"), ("", "p1"), ("coord", "p2")])
 def test_paper_choices_rank_exact_then_prefix_then_substring(typed, first):
-    papers = [PaperRecord(paper_id=f"p{i}", source="a.txt", position=i, label=lab, abstract="x", title=title)
+    papers = [paper(i, lab, title=title)
               for i, (lab, title) in enumerate([("BMT", "Bit masks"), ("NV-CoT", "Coordinates"), ("X", "")],
                                                start=1)]
     choices = fmt.paper_choices(papers, typed)
@@ -144,7 +149,7 @@ def test_paper_choices_rank_exact_then_prefix_then_substring(typed, first):
 
 
 def test_paper_choices_are_capped_at_25():
-    papers = [PaperRecord(paper_id=f"p{i}", source="a.txt", position=i, label="L" * 150, abstract="x")
+    papers = [paper(i, "L" * 150)
               for i in range(60)]
     choices = fmt.paper_choices(papers, "")
     assert len(choices) == 25
@@ -164,7 +169,7 @@ huge_text = st.one_of(odd_text, st.builds(lambda t, n: t * n, odd_text, st.integ
 @given(question=huge_text, text=huge_text, quotes=st.lists(huge_text, max_size=8),
        labels=st.lists(odd_text, min_size=8, max_size=8))
 def test_every_answer_page_respects_limits_and_pings_nobody(question, text, quotes, labels):
-    cites = [Citation(n=i, paper_id=f"p{i}", source="a.txt", position=i, label=labels[i - 1], quote=q)
+    cites = [Citation(n=i, paper=paper(i, labels[i - 1]), quote=q)
              for i, q in enumerate(quotes, start=1)]
     a = Answer(question=question, text=text, abstained=False, citations=cites,
                hits=[hit(i, labels[i - 1], q or "x") for i, q in enumerate(quotes, start=1)],

@@ -5,9 +5,9 @@ from __future__ import annotations
 import discord
 import pytest
 
-from bot.app import check_token
+from bot.app import messages
+from bot.app.guard import token_problem
 from bot.cli import main
-from paperbot import messages
 
 # Shaped like a bot token (base64 user id . timestamp . hmac), not a real one.
 FAKE_TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GabcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"
@@ -19,8 +19,8 @@ FAKE_TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GabcDe.abcdefghijklmnopqrstuvwxyz012345
     ("not a token at all", messages.TOKEN_MALFORMED),
     (FAKE_TOKEN, None),
 ])
-def test_check_token(token, expected):
-    assert check_token(token) == expected
+def test_token_problem(token, expected):
+    assert token_problem(token) == expected
 
 
 @pytest.mark.parametrize(("env", "expected"), [

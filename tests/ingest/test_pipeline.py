@@ -32,7 +32,7 @@ def stored(lib: Library) -> dict[str, tuple[str, int, int]]:
     """paper id → (source, position, chunk count) as the store holds it."""
     out: dict[str, list] = {}
     for rec in lib.store.iter_chunks(with_text=False):
-        entry = out.setdefault(rec.paper_id, [rec.meta["source"], rec.meta["position"], 0])
+        entry = out.setdefault(rec.paper_id, [rec.fields.source, rec.fields.position, 0])
         entry[2] += 1
     return {k: tuple(v) for k, v in out.items()}
 
@@ -47,12 +47,12 @@ def test_unchanged_corpus_reingests_without_embedding(lib, tmp_path):
     f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
     first = lib.ingest([f])
     assert (first.added, first.updated, first.removed, first.unchanged) == (4, 0, 0, 0)
-    embedded, before, version = lib.embedder.encoded, stored(lib), lib.store.content_version
+    embedded, before, version = lib.embedder.encoded, stored(lib), lib.store.content_version()
     second = lib.ingest([f])
     assert (second.added, second.updated, second.removed, second.unchanged) == (0, 0, 0, 4)
     assert lib.embedder.encoded == embedded, "an unchanged corpus must not be embedded again"
     assert stored(lib) == before
-    assert lib.store.content_version == version, "nothing written, so keyword indexes stay valid"
+    assert lib.store.content_version() == version, "nothing written, so keyword indexes stay valid"
 
 
 def test_changed_paper_is_replaced_and_removed_paper_deleted(lib, tmp_path):
@@ -138,7 +138,7 @@ def test_interrupted_ingest_is_completed_by_the_next_run(lib, tmp_path, monkeypa
     assert len(chunks) == len({c.chunk_id for c in chunks})
     assert {c.paper_id for c in chunks} == set(stored(lib))
     assert all(n == c for (_, _, c), n in zip(stored(lib).values(), [
-        next(ch.meta["n_chunks"] for ch in chunks if ch.paper_id == pid) for pid in stored(lib)]))
+        next(ch.n_chunks for ch in chunks if ch.paper_id == pid) for pid in stored(lib)]))
     assert lib.ingest([f]).unchanged == 4
 
 
@@ -184,12 +184,12 @@ def test_run_killed_before_recording_its_version_is_finished_by_the_next(lib, tm
     with pytest.raises(KeyboardInterrupt):
         lib.ingest([f])
     monkeypatch.setattr(Store, "bump_version", real_bump)
-    assert lib.store.write_in_progress
-    version = lib.store.content_version
+    assert lib.store.write_in_progress()
+    version = lib.store.content_version()
     summary = lib.ingest([f])
     assert summary.unchanged == 4 and lib.embedder.encoded
-    assert lib.store.content_version != version
-    assert not lib.store.write_in_progress
-    unchanged_version = lib.store.content_version
+    assert lib.store.content_version() != version
+    assert not lib.store.write_in_progress()
+    unchanged_version = lib.store.content_version()
     lib.ingest([f])
-    assert lib.store.content_version == unchanged_version
+    assert lib.store.content_version() == unchanged_version

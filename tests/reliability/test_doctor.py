@@ -97,7 +97,7 @@ def test_damaged_store_database_says_how_to_rebuild(tmp_path, store_env, damage)
 def test_interrupted_ingest_shows_as_papers_with_missing_chunks(tmp_path, store_env):
     settings = make_settings(tmp_path, **store_env)
     with Store(settings.store, "test-hash", 64) as store:
-        victim = next(r for r in store.iter_chunks(with_text=False) if r.meta["n_chunks"] > 1)
+        victim = next(r for r in store.iter_chunks(with_text=False) if r.n_chunks > 1)
         store.delete([victim.chunk_id])
     code, lines = doctor_lines(tmp_path, store_env)
     assert code == 1

@@ -12,12 +12,15 @@ import time
 
 import pytest
 
-from bot.app import PaperBot
+from bot.app.client import PaperBot
+from bot.cli import setup_logging
 from bot.harness import Harness
-from ingest.parse import Paper, parse_file
+from bot.runtime import Services, open_services
+from ingest.parse import parse_file
 from ingest.pipeline import CHUNK_FILL, paper_chunks
 from paperbot import messages
 from paperbot.errors import ConfigError
+from paperbot.records import Paper
 from paperbot.settings import REPO_ROOT, Settings
 from retrieval.library import Library
 from tests.bot.limits import LIVE_MENTION, assert_calls_ok, visible_text
@@ -72,7 +75,7 @@ def assert_answered_without_pings(ex) -> str:
 @pytest.mark.anyio
 async def test_hostile_questions_get_a_clear_reply_and_ping_nobody(hostile_library):
     settings, lib = hostile_library
-    async with Harness(PaperBot(settings, library=lib)) as h:
+    async with Harness(PaperBot(Services(settings, lib))) as h:
         for name, question in QUESTIONS.items():
             dm = await h.dm(question)
             text = assert_answered_without_pings(dm)
@@ -95,7 +98,7 @@ async def test_hostile_questions_get_a_clear_reply_and_ping_nobody(hostile_libra
 @pytest.mark.anyio
 async def test_abstract_with_mentions_and_injection_is_quoted_inertly(hostile_library):
     settings, lib = hostile_library
-    async with Harness(PaperBot(settings, library=lib)) as h:
+    async with Harness(PaperBot(Services(settings, lib))) as h:
         ask = await h.slash("ask", question="attention masking for audiences")
         paper = await h.slash("paper", paper="hostile")
     text = assert_answered_without_pings(ask)
@@ -237,8 +240,6 @@ def test_token_and_key_never_reach_a_log_line_or_an_error_message(tmp_path, host
     """A hostile endpoint echoes both secrets back in its errors; the bot logs at DEBUG and reports failures."""
     import asyncio
 
-    from bot.cli import setup_logging
-
     settings, lib = hostile_library
 
     def echo(path, headers):
@@ -254,7 +255,8 @@ def test_token_and_key_never_reach_a_log_line_or_an_error_message(tmp_path, host
         logfile = setup_logging(secret_settings, verbose=True)
         try:
             async def scenario():
-                async with Harness(PaperBot(secret_settings, library=lib)) as h:
+                async with open_services(secret_settings, library=lib) as services, \
+                        Harness(PaperBot(services)) as h:
                     return [await h.slash("ask", question="attention masking for audiences"),
                             await h.dm(f"my token is {DISCORD_TOKEN} and key {LLM_KEY}")]
 

@@ -83,7 +83,7 @@ def test_killed_ingest_is_finished_by_the_next_run(tmp_path, embedder):
         assert store.count() == len(expected)
     ids = [r.chunk_id for r in stored]
     assert set(ids) == expected and len(ids) == len(set(ids))
-    per_paper = Counter((r.paper_id, r.meta["chunk_index"]) for r in stored)
+    per_paper = Counter((r.paper_id, r.index) for r in stored)
     assert max(per_paper.values()) == 1  # one copy of every chunk
     assert len({r.paper_id for r in stored}) == N_PAPERS
 

@@ -11,10 +11,11 @@ import uuid
 
 import pytest
 
-from bot.app import PaperBot
+from bot.app import messages as bot_messages
+from bot.app.client import PaperBot
 from bot.harness import Harness
+from bot.runtime import Services
 from ingest.store import Store
-from paperbot import messages
 from retrieval.library import Library
 from tests.bot.limits import assert_calls_ok
 from tests.conftest import make_settings
@@ -44,7 +45,7 @@ async def test_chroma_server_down_then_back_without_restarting_the_bot(tmp_path,
         settings = make_settings(tmp_path, **env)
         lib = Library(settings, embedder=HashEmbedder())
         await asyncio.to_thread(lib.ingest)
-        async with Harness(PaperBot(settings, library=lib)) as h:
+        async with Harness(PaperBot(Services(settings, lib))) as h:
             ok = await h.slash("ask", question=QUESTION)
             assert "[1]" in final_text(ok)
 
@@ -53,7 +54,7 @@ async def test_chroma_server_down_then_back_without_restarting_the_bot(tmp_path,
                 start = time.monotonic()
                 down = await (h.slash("ask", question=QUESTION) if how == "slash" else h.dm(QUESTION))
                 assert time.monotonic() - start < 2 + 3
-                assert messages.STORE_UNAVAILABLE in final_text(down), how
+                assert bot_messages.STORE_UNAVAILABLE in final_text(down), how
                 assert_calls_ok(down.calls)
 
             paused = servers.start_chroma(data)
@@ -61,14 +62,14 @@ async def test_chroma_server_down_then_back_without_restarting_the_bot(tmp_path,
             try:
                 start = time.monotonic()
                 stuck = await h.slash("ask", question=QUESTION)
-                assert messages.STORE_UNAVAILABLE in final_text(stuck)
+                assert bot_messages.STORE_UNAVAILABLE in final_text(stuck)
                 assert time.monotonic() - start < 2 * 2 + 3
             finally:
                 paused.stop()
 
             server = servers.start_chroma(data)
             back = await h.slash("ask", question=QUESTION)
-            assert "[1]" in final_text(back) and messages.STORE_UNAVAILABLE not in final_text(back)
+            assert "[1]" in final_text(back) and bot_messages.STORE_UNAVAILABLE not in final_text(back)
             assert_calls_ok(back.calls)
     finally:
         server.stop()
@@ -92,15 +93,15 @@ async def test_slow_embedding_and_store_still_acknowledge_every_interaction_with
     embedder = SlowEmbedder(0.0)
     lib = Library(settings, embedder=embedder)
     await asyncio.to_thread(lib.ingest)
-    async with Harness(PaperBot(settings, library=lib)) as h:
+    async with Harness(PaperBot(Services(settings, lib))) as h:
         embedder.delay = 1.0
-        slow_version = Store.content_version.fget
+        slow_version = Store.content_version
 
         def slow(store):  # longer than Discord waits, on its own
             time.sleep(DISCORD_ACK + 0.5)
             return slow_version(store)
 
-        monkeypatch.setattr(Store, "content_version", property(slow))
+        monkeypatch.setattr(Store, "content_version", slow)
         payloads = [h.slash_payload("ask", question=f"{QUESTION} {i}") for i in range(2)]
         payloads += [h.slash_payload("search", query=QUESTION), h.slash_payload("about"),
                      h.slash_payload("ask", question=QUESTION, private=True)]

@@ -17,11 +17,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
+from bot import cli, runtime
+from bot.app import embeds
 from paperbot.errors import LLMError
 from paperbot.settings import LLMSettings, Settings
 from retrieval import prompts
 from retrieval.llm import LLMClient, parse_retry_after
-from retrieval.qa import answer_question, looks_english, validate_answer
+from retrieval.qa import (
+    MAX_ANSWER_CHARS,
+    answer_question,
+    looks_english,
+    validate_answer,
+)
+from retrieval.types import Answer
+from tests.bot.limits import visible_text
 
 QUESTION = "chain-of-thought reasoning"  # three relevant papers in the bundled corpus
 QUESTION_ZH = "思维链推理有哪些方法？"
@@ -152,7 +161,7 @@ def llm_settings(endpoint: Endpoint, **overrides) -> LLMSettings:
 
 
 def ask(library, endpoint: Endpoint, question: str = QUESTION, *, times: int = 1, clock: FakeClock | None = None,
-        on_text=None, between=None, **overrides):
+        on_text=None, between=None, max_chars: int = MAX_ANSWER_CHARS, **overrides):
     """Ask `times` questions through one client (its circuit breaker persists); the answers in order."""
     clock = clock or FakeClock()
 
@@ -163,7 +172,8 @@ def ask(library, endpoint: Endpoint, question: str = QUESTION, *, times: int = 1
             for i in range(times):
                 if between is not None and i:
                     between(i)
-                answers.append(await answer_question(library, question, llm=llm, on_text=on_text))
+                answers.append(await answer_question(library, question, llm=llm, on_text=on_text,
+                                                     max_chars=max_chars))
         return answers
 
     answers = asyncio.run(go())
@@ -186,9 +196,12 @@ def assert_extractive_fallback(answer, baseline, reason_part: str) -> None:
     assert not answer.abstained
 
 
-def assert_inert(text: str) -> None:
-    assert not RAW_MENTION.search(text)
-    assert "http" not in text and "](" not in text
+def assert_inert(answer: Answer) -> None:
+    """No link or image in the answer text, and no live mention in what Discord would show of it."""
+    assert "http" not in answer.text and "](" not in answer.text
+    shown = "\n".join(visible_text({"embeds": [embeds.to_embed(c).to_dict() for c in page.cards]})
+                      for page in embeds.answer_pages(answer))
+    assert not RAW_MENTION.search(shown)
 
 
 # -- good answers ----------------------------------------------------------------------------------
@@ -286,7 +299,7 @@ def test_invalid_citation_is_removed_and_valid_ones_kept(library, endpoint, base
     assert answer.mode == "llm"
     assert answer.text == "HopChain builds multi-hop data [1]. Others exist [2]."
     assert [c.quote for c in answer.citations] == [c.quote for c in baseline.citations[:2]]
-    assert answer.extra["dropped_citations"] == [9, 4]
+    assert answer.dropped_citations == (9, 4)
 
 
 def test_mentions_links_and_images_are_neutralized(library, endpoint):
@@ -295,15 +308,17 @@ def test_mentions_links_and_images_are_neutralized(library, endpoint):
                                   "www.evil.example <https://evil.example>"))
     answer = ask(library, endpoint)
     assert answer.mode == "llm" and [c.n for c in answer.citations] == [1]
-    assert_inert(answer.text)
+    assert_inert(answer)
     assert "details" in answer.text and "pic" in answer.text  # link texts survive as plain words
-    assert "@\u200beveryone" in answer.text
 
 
 def test_answer_length_is_bounded(library, endpoint):
     endpoint.enqueue(Reply.answer("HopChain helps [1]. " + "More words here. " * 400))
     answer = ask(library, endpoint)
-    assert answer.mode == "llm" and len(answer.text) <= 1800 and answer.text.endswith("…")
+    assert answer.mode == "llm" and len(answer.text) <= MAX_ANSWER_CHARS and answer.text.endswith("…")
+    endpoint.enqueue(Reply.answer("HopChain helps [1]. " + "More words here. " * 400))
+    shorter = ask(library, endpoint, max_chars=embeds.ANSWER_CHARS)  # what the Discord bot asks for
+    assert shorter.mode == "llm" and len(shorter.text) <= embeds.ANSWER_CHARS and shorter.text.endswith("…")
 
 
 @pytest.mark.parametrize("raw, valid, text, used", [
@@ -442,7 +457,7 @@ def test_non_english_question_is_searched_in_english_and_answered_in_its_languag
     endpoint.enqueue(Reply.answer("chain-of-thought reasoning"), Reply.answer("HopChain 构建多跳数据 [1]。"))
     answer = ask(library, endpoint, QUESTION_ZH)
     assert answer.mode == "llm" and answer.question == QUESTION_ZH
-    assert answer.extra["search_query"] == QUESTION
+    assert answer.search_query == QUESTION
     assert answer.citations == baseline.citations[:1]
     rewrite, final = (r["body"] for r in endpoint.requests)
     assert rewrite["messages"][0]["content"] == prompts.REWRITE_SYSTEM and QUESTION_ZH in rewrite["messages"][1]["content"]
@@ -460,7 +475,7 @@ def test_unusable_rewrite_searches_the_question_as_asked(library, endpoint, monk
     monkeypatch.setattr(library, "search", lambda q, k=None: queries.append(q) or real(q, k))
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
-    assert queries == [QUESTION_ZH] and "search_query" not in answer.extra
+    assert queries == [QUESTION_ZH] and answer.search_query is None
     assert answer.abstained and len(endpoint.requests) == 1  # abstained: the model is not asked to answer
 
 
@@ -469,7 +484,7 @@ def test_without_llm_a_non_english_question_is_searched_as_asked(library, monkey
     real = library.search
     monkeypatch.setattr(library, "search", lambda q, k=None: queries.append(q) or real(q, k))
     answer = asyncio.run(answer_question(library, QUESTION_ZH))
-    assert queries == [QUESTION_ZH] and answer.mode == "extractive" and "search_query" not in answer.extra
+    assert queries == [QUESTION_ZH] and answer.mode == "extractive" and answer.search_query is None
 
 
 @pytest.mark.parametrize("text, english", [
@@ -518,7 +533,7 @@ def test_prompt_injection_changes_no_pings_and_no_citations(injected_library, en
     obeying, fully_obeying = ask(injected_library, endpoint, "chain-of-thought reasoning for planning", times=2)
 
     assert obeying.mode == "llm"
-    assert_inert(obeying.text)
+    assert_inert(obeying)
     assert [c.n for c in obeying.citations] == [injected] and "[7]" not in obeying.text
     assert set(c.n for c in obeying.citations) <= valid
     stored = {p.paper_id: p.abstract for p in injected_library.papers()}
@@ -534,24 +549,14 @@ def test_prompt_injection_changes_no_pings_and_no_citations(injected_library, en
 # -- the command line ---------------------------------------------------------------------------------------------
 
 
-class _Borrowed:
-    """The session library, lent to the CLI without letting it close it."""
-
-    def __init__(self, lib) -> None:
-        self.lib = lib
-
-    def __enter__(self):
-        return self.lib
-
-    def __exit__(self, *exc) -> None:
-        pass
+def lend(library):
+    """open_services over the session library, which the CLI must not close."""
+    return lambda settings, **kw: runtime.open_services(settings, library=library, **kw)
 
 
 @pytest.mark.parametrize("scripted, mode", [(Reply.answer("HopChain [1]."), "llm"), (Reply.json({}, 404), "extractive")])
 def test_ask_json_reports_mode(library, endpoint, monkeypatch, capsys, scripted, mode):
-    from bot import cli
-
-    monkeypatch.setattr(cli, "_library", lambda settings: _Borrowed(library))
+    monkeypatch.setattr(cli, "open_services", lend(library))
     monkeypatch.setenv("LLM_BASE_URL", endpoint.url)
     monkeypatch.setenv("LLM_MODEL", "scripted")
     endpoint.enqueue(scripted)
@@ -566,9 +571,7 @@ def test_ask_json_reports_mode(library, endpoint, monkeypatch, capsys, scripted,
 
 
 def test_ask_no_llm_never_calls_the_endpoint(library, endpoint, monkeypatch, capsys):
-    from bot import cli
-
-    monkeypatch.setattr(cli, "_library", lambda settings: _Borrowed(library))
+    monkeypatch.setattr(cli, "open_services", lend(library))
     monkeypatch.setenv("LLM_BASE_URL", endpoint.url)
     monkeypatch.setenv("LLM_MODEL", "scripted")
     assert cli.main(["ask", QUESTION, "--json", "--no-llm"]) == 0

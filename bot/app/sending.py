@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import discord
 
-from bot.format import Page, preview_pages, to_embed
+from bot.app.embeds import Page, preview_pages, to_embed
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Answers, search results and papers as Discord messages: pure functions, no I/O.
+"""Answers, search results and papers as Discord embeds: pure functions, no I/O.
 
 Everything is built as small `Card`s (one per embed) grouped into `Page`s (one
 per message), so the same output can become `discord.Embed`s for the bot or
@@ -16,8 +16,11 @@ from dataclasses import dataclass
 
 import discord
 
+from bot import text
+from bot.app import messages as bot_messages
 from paperbot import messages
-from retrieval.types import Answer, Hit, PaperRecord, SearchResult
+from paperbot.records import Paper
+from retrieval.types import Answer, Hit, SearchResult
 
 # Discord's documented limits (characters).
 CONTENT = 2000
@@ -34,6 +37,7 @@ CHOICE_NAME = 100
 CHOICE_VALUE = 100
 
 SNIPPET = 350  # search snippets are previews; /paper shows the whole abstract
+ANSWER_CHARS = 1800  # an LLM answer's bound: room for the footer within one message's 2000 characters
 
 COLOUR_ANSWER = 0x2B7A4B
 COLOUR_ABSTAIN = 0x8A8F98
@@ -190,16 +194,7 @@ def text_pages(text: str) -> list[Page]:
 
 
 def footer_for(answer: Answer) -> str:
-    parts = [f"mode: {answer.mode}"]
-    if answer.model:
-        parts.append(f"model: {answer.model}")
-    if answer.latency_ms is not None:
-        parts.append(f"{answer.latency_ms / 1000:.1f} s")
-    if answer.tokens:
-        parts.append(f"{answer.tokens} tokens")
-    if answer.fallback_reason:
-        parts.append(f"fell back: {answer.fallback_reason}")
-    return discord.utils.escape_mentions(" · ".join(parts))  # footers show no markdown, but stay inert
+    return discord.utils.escape_mentions(text.answer_footer(answer))  # footers show no markdown, but stay inert
 
 
 def _quote(text: str) -> str:
@@ -222,7 +217,7 @@ def answer_pages(answer: Answer) -> list[Page]:
         colour = COLOUR_ABSTAIN
     else:
         description = escape(answer.text)
-        fields = [Field(f"[{c.n}] {escape(c.label)} — {escape(c.source)} #{c.position}", _quote(c.quote))
+        fields = [Field(f"[{c.n}] {escape(c.label)} — {escape(c.where)}", _quote(c.quote))
                   for c in answer.citations]
         colour = COLOUR_ANSWER
     return paginate(build_cards(title=title, description=description, fields=fields, footer=footer_for(answer),
@@ -235,17 +230,17 @@ def preview_pages(question: str, text: str) -> list[Page]:
     if len(body) > DESCRIPTION - 2:
         body = _ELLIPSIS + body[-(DESCRIPTION - 2):]
     card = Card(title=clip(f"Q: {escape(question)}", TITLE), description=body or _ELLIPSIS,
-                footer=messages.WRITING, colour=COLOUR_INFO)
+                footer=bot_messages.WRITING, colour=COLOUR_INFO)
     return [Page(cards=(card,))]
 
 
 def sources_pages(answer: Answer) -> list[Page]:
     """Every paper retrieval considered for the answer, with its best sentences."""
     if not answer.hits:
-        return text_pages(messages.NO_MORE_SOURCES)
+        return text_pages(bot_messages.NO_MORE_SOURCES)
     fields = [_hit_field(n, h) for n, h in enumerate(answer.hits, start=1)]
     return paginate(build_cards(title=clip(f"Sources for: {escape(answer.question)}", TITLE),
-                                description=messages.SOURCES_NOTE, fields=fields, colour=COLOUR_INFO))
+                                description=bot_messages.SOURCES_NOTE, fields=fields, colour=COLOUR_INFO))
 
 
 # -- search, papers, about -------------------------------------------------------------------
@@ -263,7 +258,7 @@ def search_page(result: SearchResult, page: int, per_page: int) -> Page:
     if total:
         lines.append(f"Papers {page * per_page + 1}–{page * per_page + len(shown)} of {total}")
     else:
-        lines.append(messages.NO_RESULTS)
+        lines.append(bot_messages.NO_RESULTS)
     fields = [_hit_field(page * per_page + i, h, SNIPPET) for i, h in enumerate(shown, start=1)]
     cards = build_cards(title=f"Search: {escape(result.query)}", description="\n".join(lines), fields=fields,
                         footer=f"page {page + 1}/{pages}", colour=COLOUR_INFO)
@@ -274,7 +269,7 @@ def search_page_count(result: SearchResult, per_page: int) -> int:
     return max(1, -(-len(result.hits) // per_page))
 
 
-def paper_pages(paper: PaperRecord) -> list[Page]:
+def paper_pages(paper: Paper) -> list[Page]:
     """The whole abstract of one paper, with where it comes from."""
     title = escape(paper.label + (f" — {paper.title}" if paper.title and paper.title != paper.label else ""))
     fields = [Field("Source", escape(paper.where)), Field("Id", f"`{paper.paper_id}`")]
@@ -305,20 +300,20 @@ def about_pages(info: AboutInfo) -> list[Page]:
         Field("Papers", f"{info.papers} ({info.chunks} passages)"),
         Field("Sources", sources),
         Field("Embedding model", escape(info.model)),
-        Field("Language model", escape(info.llm) if info.llm else messages.ABOUT_NO_LLM),
-        Field("How to use", messages.ABOUT_USAGE),
+        Field("Language model", escape(info.llm) if info.llm else bot_messages.ABOUT_NO_LLM),
+        Field("How to use", bot_messages.ABOUT_USAGE),
     ]
-    return paginate(build_cards(title=messages.ABOUT_TITLE, description=messages.ABOUT_INTRO, fields=fields,
+    return paginate(build_cards(title=bot_messages.ABOUT_TITLE, description=bot_messages.ABOUT_INTRO, fields=fields,
                                 colour=COLOUR_INFO))
 
 
 # -- autocomplete ---------------------------------------------------------------------------
 
 
-def paper_choices(papers: Sequence[PaperRecord], typed: str) -> list[tuple[str, str]]:
+def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
     """(name, value) pairs for `/paper` autocomplete: label/id/title matches, best first, at most 25."""
     needle = typed.strip().lower()
-    scored: list[tuple[int, int, PaperRecord]] = []
+    scored: list[tuple[int, int, Paper]] = []
     for i, p in enumerate(papers):
         label, pid, title = p.label.lower(), p.paper_id.lower(), p.title.lower()
         if not needle:
@@ -351,11 +346,3 @@ def to_embed(card: Card) -> discord.Embed:
     if card.footer:
         embed.set_footer(text=card.footer)
     return embed
-
-
-_UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#-])")
-
-
-def unescape(text: str) -> str:
-    """Markdown-escaped text as a person reads it (for terminals)."""
-    return _UNESCAPE.sub(r"\1", text).replace("\u200b", "")

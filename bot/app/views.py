@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
-from bot import format as fmt
-from bot.replies import NO_MENTIONS, respond
-from paperbot import messages
+from bot.app import embeds, messages
+from bot.app.errors import report_interaction_error
+from bot.app.sending import NO_MENTIONS, respond
 from retrieval.types import Answer, SearchResult
-
-if TYPE_CHECKING:
-    from bot.app import PaperBot
 
 VIEW_TIMEOUT = 15 * 60.0  # interaction tokens (and so ephemeral messages) last 15 minutes
 
 
 class _View(discord.ui.View):
     async def on_error(self, interaction: discord.Interaction, error: Exception, item: discord.ui.Item[Any]) -> None:
-        bot: PaperBot = interaction.client  # type: ignore[assignment]
-        await bot.report_interaction_error(interaction, error)
+        await report_interaction_error(interaction, error)
 
 
 class AnswerView(_View):
@@ -37,7 +33,7 @@ class AnswerView(_View):
 
     @discord.ui.button(label="More sources", style=discord.ButtonStyle.secondary)
     async def more_sources(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await respond(interaction, fmt.sources_pages(self.answer), ephemeral=True)
+        await respond(interaction, embeds.sources_pages(self.answer), ephemeral=True)
 
     @discord.ui.button(label="Share in channel", style=discord.ButtonStyle.primary)
     async def share(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
@@ -46,9 +42,9 @@ class AnswerView(_View):
                                                     allowed_mentions=NO_MENTIONS)
             return
         self.shared = True
-        pages = fmt.answer_pages(self.answer)
-        by = fmt.escape(messages.SHARED_BY.format(user=interaction.user.display_name))
-        pages[0] = fmt.Page(content=by, cards=pages[0].cards)
+        pages = embeds.answer_pages(self.answer)
+        by = embeds.escape(messages.SHARED_BY.format(user=interaction.user.display_name))
+        pages[0] = embeds.Page(content=by, cards=pages[0].cards)
         await respond(interaction, pages, ephemeral=False, view=AnswerView(self.answer, ephemeral=False))
 
 
@@ -64,20 +60,20 @@ class SearchPager(_View):
 
     @property
     def pages(self) -> int:
-        return fmt.search_page_count(self.result, self.per_page)
+        return embeds.search_page_count(self.result, self.per_page)
 
     def _sync(self) -> None:
         self.previous.disabled = self.page <= 0
         self.next.disabled = self.page >= self.pages - 1
 
-    def current(self) -> fmt.Page:
-        return fmt.search_page(self.result, self.page, self.per_page)
+    def current(self) -> embeds.Page:
+        return embeds.search_page(self.result, self.page, self.per_page)
 
     async def _show(self, interaction: discord.Interaction, page: int) -> None:
         self.page = min(max(page, 0), self.pages - 1)
         self._sync()
         current = self.current()
-        await interaction.response.edit_message(embeds=[fmt.to_embed(c) for c in current.cards], view=self,
+        await interaction.response.edit_message(embeds=[embeds.to_embed(c) for c in current.cards], view=self,
                                                 allowed_mentions=NO_MENTIONS)
 
     @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 
-from bot import format as fmt
-from bot.guard import is_admin
-from bot.replies import NO_MENTIONS, StreamingPreview, respond
-from bot.views import AnswerView, SearchPager
+from bot.app import embeds
+from bot.app import messages as bot_messages
+from bot.app.checks import admins_only, rate_limited
+from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
+from bot.app.views import AnswerView, SearchPager
 from paperbot import messages
 
 if TYPE_CHECKING:
-    from bot.app import PaperBot
+    from bot.app.client import PaperBot
 
 SEARCH_DEPTH = 25  # papers fetched once per /search; the buttons page through them
 QUESTION_MAX = 1000
@@ -23,28 +24,6 @@ QUESTION_MAX = 1000
 
 def _bot(interaction: discord.Interaction) -> PaperBot:
     return interaction.client  # type: ignore[return-value]
-
-
-def rate_limited(interaction: discord.Interaction) -> bool:
-    from bot.app import RateLimited
-
-    retry = _bot(interaction).limiter.hit(interaction.user.id)
-    if retry is not None:
-        raise RateLimited(retry)
-    return True
-
-
-def admins_only(interaction: discord.Interaction) -> bool:
-    from bot.app import NotAdmin
-
-    role = _bot(interaction).settings.discord.admin_role
-    user = interaction.user
-    roles = getattr(user, "roles", [])
-    if interaction.guild_id is None or not is_admin(
-            manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
-            role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role):
-        raise NotAdmin(messages.NOT_ADMIN.format(role=fmt.escape(role)) if role else messages.NOT_ADMIN_NO_ROLE)
-    return True
 
 
 @app_commands.command(name="ask", description="Ask a question; the answer quotes the abstracts it relies on.")
@@ -56,14 +35,14 @@ async def ask(interaction: discord.Interaction, question: app_commands.Range[str
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = question.strip()
     if not question:
-        await respond(interaction, fmt.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
+        await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
         return
     preview = StreamingPreview(question, interaction=interaction)
     try:
         answer = await bot.answer(question, preview)
     finally:
         await preview.close()
-    await respond(interaction, fmt.answer_pages(answer), ephemeral=private,
+    await respond(interaction, embeds.answer_pages(answer), ephemeral=private,
                   view=AnswerView(answer, ephemeral=private))
 
 
@@ -85,16 +64,16 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     record = await _bot(interaction).find_paper(paper)
     if record is None:
-        await interaction.response.send_message(messages.PAPER_NOT_FOUND.format(query=f"“{fmt.escape(paper)}”"),
+        await interaction.response.send_message(bot_messages.PAPER_NOT_FOUND.format(query=f"“{embeds.escape(paper)}”"),
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
-    await respond(interaction, fmt.paper_pages(record))
+    await respond(interaction, embeds.paper_pages(record))
 
 
 @paper.autocomplete("paper")
 async def paper_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
     papers = await _bot(interaction).papers()
-    return [app_commands.Choice(name=name, value=value) for name, value in fmt.paper_choices(papers, current)]
+    return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
 
 
 @app_commands.command(name="about", description="What this bot knows and how to use it.")
@@ -102,9 +81,9 @@ async def about(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
     stats = await asyncio.to_thread(bot.library.stats)
-    info = fmt.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
+    info = embeds.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
                          llm=bot.settings.llm.model if bot.llm is not None else None)
-    await respond(interaction, fmt.about_pages(info), ephemeral=True)
+    await respond(interaction, embeds.about_pages(info), ephemeral=True)
 
 
 @app_commands.command(name="reindex", description="Rebuild the paper index from the corpus (admins).")
@@ -113,8 +92,8 @@ async def about(interaction: discord.Interaction) -> None:
 @app_commands.check(admins_only)
 async def reindex(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
-    if bot.reindexing or bot.library.ingest_running:
-        await interaction.response.send_message(messages.REINDEX_RUNNING, ephemeral=True,
+    if bot.reindexing or bot.library.ingest_running():
+        await interaction.response.send_message(bot_messages.REINDEX_RUNNING, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
     bot.reindexing = True
@@ -124,7 +103,7 @@ async def reindex(interaction: discord.Interaction) -> None:
         bot.forget_papers()
     finally:
         bot.reindexing = False
-    await respond(interaction, fmt.text_pages(messages.REINDEX_DONE.format(summary=summary.line())), ephemeral=True)
+    await respond(interaction, embeds.text_pages(bot_messages.REINDEX_DONE.format(summary=summary.line())), ephemeral=True)
 
 
 def register(tree: app_commands.CommandTree) -> None:

@@ -1,10 +1,13 @@
-"""Who may use the bot, and how often: rate limit, guild allowlist, admin check. No Discord I/O."""
+"""Who may use the bot, and how often: rate limit, guild allowlist, admin check, token shape. No Discord I/O."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+
+from bot.app import messages
 
 
 class RateLimiter:
@@ -44,3 +47,21 @@ def is_admin(*, manage_guild: bool, role_ids: Iterable[int], role_names: Iterabl
         return False
     wanted = admin_role.strip().lower()
     return any(str(r) == wanted for r in role_ids) or any(n.lower() == wanted for n in role_names)
+
+
+_TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$")
+
+
+def bot_token(raw: str) -> str:
+    """The token as Discord wants it: without a pasted "Bot " prefix or surrounding space."""
+    token = raw.strip()
+    return token[4:].strip() if token.lower().startswith("bot ") else token
+
+
+def token_problem(token: str) -> str | None:
+    """None when `token` looks like a bot token, else the message explaining what to do."""
+    if not token:
+        return messages.TOKEN_MISSING
+    if not _TOKEN_SHAPE.match(token):
+        return messages.TOKEN_MALFORMED
+    return None

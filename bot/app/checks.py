@@ -1,0 +1,64 @@
+"""Who may run a command: the checks, and the refusals they raise (shown to the user as they are)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+
+from bot.app import messages
+from bot.app.embeds import escape
+from bot.app.guard import guild_allowed, is_admin
+
+if TYPE_CHECKING:
+    from bot.app.client import PaperBot
+
+
+class Refusal(app_commands.CheckFailure):
+    """An expected refusal; its message is written for the user."""
+
+
+class RateLimited(Refusal):
+    def __init__(self, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(messages.RATE_LIMITED.format(seconds=max(1, math.ceil(retry_after))))
+
+
+class NotAdmin(Refusal):
+    pass
+
+
+class GuildNotAllowed(Refusal):
+    pass
+
+
+def _bot(interaction: discord.Interaction) -> PaperBot:
+    return interaction.client  # type: ignore[return-value]
+
+
+def rate_limited(interaction: discord.Interaction) -> bool:
+    retry = _bot(interaction).limiter.hit(interaction.user.id)
+    if retry is not None:
+        raise RateLimited(retry)
+    return True
+
+
+def admins_only(interaction: discord.Interaction) -> bool:
+    role = _bot(interaction).settings.discord.admin_role
+    roles = getattr(interaction.user, "roles", [])
+    if interaction.guild_id is None or not is_admin(
+            manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
+            role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role):
+        raise NotAdmin(messages.NOT_ADMIN.format(role=escape(role)) if role else messages.NOT_ADMIN_NO_ROLE)
+    return True
+
+
+def server_allowed(interaction: discord.Interaction) -> bool:
+    """Every interaction: servers outside DISCORD_GUILD_ALLOWLIST are refused (commands) or ignored."""
+    if guild_allowed(interaction.guild_id, _bot(interaction).settings.discord.guild_allowlist):
+        return True
+    if interaction.type is discord.InteractionType.application_command:
+        raise GuildNotAllowed(messages.GUILD_NOT_ALLOWED)
+    return False

@@ -1,0 +1,233 @@
+"""The Discord client: a thin adapter from interactions and messages to the core.
+
+`PaperBot` receives its services (library, LLM client) from bot/runtime.py and
+never builds or closes them. Commands live in commands.py, checks in checks.py,
+embeds in embeds.py, sending in sending.py, error reporting in errors.py.
+Everything slow runs in a worker thread behind a semaphore, so the event loop
+only ever waits.
+
+Embedding the bot in another program, or in a test:
+
+    async with open_services(settings) as services:
+        bot = PaperBot(services)
+        await bot.start(token)       # or drive it with bot/harness
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import sys
+import time
+from dataclasses import replace
+
+import discord
+from discord import app_commands
+
+from bot.app import embeds
+from bot.app import messages as bot_messages
+from bot.app.checks import RateLimited, server_allowed
+from bot.app.commands import register
+from bot.app.errors import report_interaction_error, report_message_error
+from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
+from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
+from bot.app.views import AnswerView
+from bot.runtime import Services, open_services
+from paperbot import messages
+from paperbot.records import Paper
+from paperbot.settings import Settings
+from retrieval.qa import answer_question
+from retrieval.types import Answer, SearchResult
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+PAPERS_RECHECK = 5.0  # seconds between checks that the cached paper list is still the store's
+
+
+class PaperTree(app_commands.CommandTree):
+    """Refuses servers outside the allowlist, and routes every command error to the one handler."""
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        return server_allowed(interaction)
+
+    async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        await report_interaction_error(interaction, error)
+
+
+class _NoVoiceWarnings(logging.Filter):
+    """The bot never joins voice channels; discord.py's missing-voice-library warnings are noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "voice will NOT be supported" not in record.getMessage()
+
+
+_NO_VOICE = _NoVoiceWarnings()
+
+
+class PaperBot(discord.Client):
+    def __init__(self, services: Services, *, sync_commands: bool = False) -> None:
+        logging.getLogger("discord.client").addFilter(_NO_VOICE)  # same object: added once
+        # Default intents: guilds, guild messages, DMs. Mentions and DMs carry their text without the
+        # privileged message-content intent.
+        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS)
+        self.services = services
+        self.settings = services.settings
+        self.library = services.library
+        self.llm = services.llm
+        self.sync_commands = sync_commands
+        ds = self.settings.discord
+        self.limiter = RateLimiter(ds.rate_limit, ds.rate_window)
+        self.work = asyncio.Semaphore(ds.max_concurrency)
+        self.reindexing = False
+        self._papers: list[Paper] | None = None
+        self._papers_version = ""
+        self._papers_checked = 0.0
+        self.tree = PaperTree(
+            self,
+            allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
+            allowed_installs=app_commands.AppInstallationType(guild=True, user=True),
+        )
+        register(self.tree)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def setup_hook(self) -> None:
+        await self.papers()  # autocomplete answers from memory from the first keystroke
+        if self.sync_commands:
+            await self._sync_commands()
+
+    async def _sync_commands(self) -> None:
+        guild_id = self.settings.discord.guild_id
+        if guild_id:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to server %s (available now)", len(synced), guild_id)
+        else:
+            synced = await self.tree.sync()
+            log.info("synced %d global commands (Discord may take up to an hour to show them)", len(synced))
+
+    async def on_ready(self) -> None:
+        log.info("logged in as %s (%s) in %d servers", self.user, getattr(self.user, "id", "?"), len(self.guilds))
+
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        if not guild_allowed(guild.id, self.settings.discord.guild_allowlist):
+            log.warning("leaving server %s (%s): not in DISCORD_GUILD_ALLOWLIST", guild.name, guild.id)
+            await guild.leave()
+
+    # -- the core, off the event loop ---------------------------------------------------------
+
+    async def answer(self, question: str, preview: StreamingPreview | None = None) -> Answer:
+        """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn."""
+        start = time.perf_counter()
+        async with self.work:
+            answer = await answer_question(self.library, question, llm=self.llm, max_chars=embeds.ANSWER_CHARS,
+                                           on_text=preview.on_text if preview is not None else None)
+        if answer.latency_ms is None:
+            answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
+        return answer
+
+    async def search(self, query: str, k: int) -> SearchResult:
+        async with self.work:
+            return await asyncio.to_thread(self.library.search, query, k)
+
+    async def papers(self) -> list[Paper]:
+        """Every paper, cached for autocomplete; reloaded when any process has changed the store."""
+        now = time.monotonic()
+        if self._papers is None or now - self._papers_checked >= PAPERS_RECHECK:
+            version = await asyncio.to_thread(self.library.content_version)
+            if self._papers is None or version != self._papers_version:
+                self._papers = await asyncio.to_thread(self.library.papers)
+                self._papers_version = version
+            self._papers_checked = now
+        return self._papers
+
+    def forget_papers(self) -> None:
+        self._papers = None
+
+    async def find_paper(self, typed: str) -> Paper | None:
+        papers = await self.papers()
+        needle = typed.strip().lower()
+        for p in papers:
+            if p.paper_id.lower() == needle:
+                return p
+        for p in papers:
+            if p.label.lower() == needle:
+                return p
+        choices = embeds.paper_choices(papers, typed)
+        if choices:
+            return next(p for p in papers if p.paper_id == choices[0][1])
+        return None
+
+    # -- direct messages and mentions ----------------------------------------------------------
+
+    def question_in(self, message: discord.Message) -> str | None:
+        """The question a message asks the bot, or None when it is not addressed to the bot."""
+        if message.author.bot or self.user is None:
+            return None
+        if message.guild is None:
+            return message.content.strip()
+        if not any(u.id == self.user.id for u in message.mentions):
+            return None
+        if not guild_allowed(message.guild.id, self.settings.discord.guild_allowlist):
+            return None
+        return re.sub(rf"<@!?{self.user.id}>", " ", message.content).strip()
+
+    async def on_message(self, message: discord.Message) -> None:
+        question = self.question_in(message)
+        if question is None:
+            return
+        if not question:
+            await reply(message, embeds.text_pages(messages.EMPTY_QUESTION))
+            return
+        retry = self.limiter.hit(message.author.id)
+        if retry is not None:
+            await reply(message, embeds.text_pages(str(RateLimited(retry))))
+            return
+        preview = StreamingPreview(question, message=message)
+        try:
+            async with message.channel.typing():
+                answer = await self.answer(question, preview)
+        finally:
+            await preview.close()
+        await reply(message, embeds.answer_pages(answer), view=AnswerView(answer, ephemeral=False),
+                    first=preview.sent)
+
+    async def on_error(self, event_method: str, /, *args, **kwargs) -> None:
+        error = sys.exc_info()[1]
+        message = args[0] if args else None
+        if event_method in {"on_message", "message"} and isinstance(message, discord.Message):
+            await report_message_error(message, error, f"event {event_method}")
+        else:
+            log.error("unexpected error in event %s", event_method, exc_info=error)
+
+
+# -- entry point ---------------------------------------------------------------------------------
+
+
+def run_bot(settings: Settings) -> int:
+    """`paperbot run`: open the services, start the bot and block until it stops; returns the exit code."""
+    token = bot_token(str(settings.discord.token))
+    problem = token_problem(token)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+
+    async def main() -> int:
+        async with open_services(settings, ingest_if_empty=True, warm_up=True) as services:
+            bot = PaperBot(services, sync_commands=True)
+            async with bot:
+                try:
+                    await bot.start(token)
+                except discord.LoginFailure:
+                    print(bot_messages.LOGIN_FAILED, file=sys.stderr)
+                    return EXIT_USAGE
+        return EXIT_OK
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        return EXIT_OK
+

@@ -1,0 +1,62 @@
+"""The one error handler: users get a short message, the log gets the details."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord import app_commands
+
+from bot.app import messages as bot_messages
+from bot.app.checks import Refusal
+from bot.app.embeds import text_pages
+from bot.app.sending import reply, respond
+from paperbot import messages
+from paperbot.errors import EmptyCorpusError, PaperbotError, StoreUnavailableError
+
+log = logging.getLogger(__name__)
+
+
+def describe_error(error: BaseException, where: str) -> str:
+    """The user's short message for `error`; the log gets the details."""
+    if isinstance(error, app_commands.CommandInvokeError):
+        error = error.original
+    if isinstance(error, Refusal):
+        log.info("refused %s: %s", where, error)
+        return str(error)
+    if isinstance(error, app_commands.CheckFailure):
+        log.info("check failed for %s: %s", where, error)
+        return messages.INTERNAL_ERROR
+    if isinstance(error, StoreUnavailableError):
+        log.warning("store unavailable during %s", where, exc_info=error)
+        return bot_messages.STORE_UNAVAILABLE
+    if isinstance(error, EmptyCorpusError):
+        log.warning("empty store during %s", where, exc_info=error)
+        return messages.EMPTY_STORE
+    if isinstance(error, PaperbotError):
+        log.error("failed %s", where, exc_info=error)
+        return messages.INTERNAL_ERROR
+    log.error("unexpected error in %s", where, exc_info=error)
+    return messages.INTERNAL_ERROR
+
+
+async def report_interaction_error(interaction: discord.Interaction, error: BaseException) -> None:
+    """Tell the user (ephemerally) what went wrong with a command or a button."""
+    name = interaction.command.qualified_name if interaction.command else (interaction.data or {}).get(
+        "custom_id", "?")
+    text = describe_error(error, f"/{name} by user {interaction.user.id}")
+    if interaction.type is discord.InteractionType.autocomplete:
+        return
+    try:
+        await respond(interaction, text_pages(text)[:1], ephemeral=True)
+    except discord.HTTPException:
+        log.warning("could not tell the user about an error (the interaction may have expired)", exc_info=True)
+
+
+async def report_message_error(message: discord.Message, error: BaseException, where: str) -> None:
+    """Tell the author of a DM or mention what went wrong with their question."""
+    text = describe_error(error, where)
+    try:
+        await reply(message, text_pages(text))
+    except discord.HTTPException:
+        log.warning("could not tell the user about an error", exc_info=True)

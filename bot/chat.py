@@ -1,0 +1,117 @@
+"""`paperbot chat`: the bot's answers in a terminal.
+
+Each line goes through the mock-client harness, so the terminal shows exactly
+the messages the bot would post in Discord.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import replace
+
+from bot.app import messages as bot_messages
+from bot.app.client import PaperBot
+from bot.harness import Call, Harness, find_button
+from bot.runtime import open_services
+from bot.terminal import render_message
+from paperbot.settings import Settings
+from retrieval.library import Library
+
+REPL_HELP = """\
+Type a question, or: /search QUERY, /paper LABEL-OR-ID, /about, more (sources of the last answer),
+next / prev (pages of the last search), share, quit."""
+
+
+class _StreamEcho:
+    """Prints an LLM answer to the terminal as it is written, from the bot's own preview edits."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.shown = ""
+
+    def __call__(self, call: Call) -> None:
+        body = call.json if isinstance(call.json, dict) else {}
+        embeds = body.get("embeds") or []
+        if call.method != "PATCH" or not embeds or embeds[0].get("footer", {}).get("text") != bot_messages.WRITING:
+            return
+        text = embeds[0].get("description") or ""
+        if text.startswith(self.shown):
+            self.stream.write(text[len(self.shown):])
+        else:
+            self.stream.write("\n" + text)
+        self.shown = text
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.shown = ""
+
+
+async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
+    # One person at a terminal: the per-user rate limit would only get in the way of scripts.
+    relaxed = replace(settings, discord=replace(settings.discord, rate_limit=10_000, rate_window=1.0))
+    interactive = lines is sys.stdin and sys.stdin.isatty()
+    async with open_services(relaxed, library=library, ingest_if_empty=library is None) as services, \
+            Harness(PaperBot(services)) as h:
+        streamed = _StreamEcho(sys.stderr) if settings.llm.enabled else None
+        h.on_call = streamed
+        if interactive:
+            print(REPL_HELP, file=out)
+        last: dict[str, dict] = {}
+        while True:
+            if interactive:
+                print("> ", end="", file=out, flush=True)
+            line = await asyncio.to_thread(lines.readline)
+            if not line:
+                return 0
+            line = line.strip()
+            if not line:
+                continue
+            word, _, rest = line.partition(" ")
+            rest = rest.strip()
+            if line.lower() in {"quit", "exit", "/quit", "/exit"}:
+                return 0
+            if line.lower() in {"help", "/help"}:
+                print(REPL_HELP, file=out)
+                continue
+            if word == "/search" and rest:
+                ex = await h.slash("search", query=rest)
+                kind = "search"
+            elif word == "/paper" and rest:
+                ex = await h.slash("paper", paper=rest)
+                kind = "paper"
+            elif word == "/about":
+                ex = await h.slash("about")
+                kind = "about"
+            elif line.lower() in {"more", "next", "prev", "share"}:
+                label = {"more": "More sources", "next": "Next", "prev": "Previous", "share": "Share in channel"}[
+                    line.lower()]
+                target = last.get("search" if label in {"Next", "Previous"} else "answer")
+                if target is None or find_button(target, label) is None:
+                    print(f"(no [{label}] button to press)", file=out)
+                    continue
+                ex = await h.click(target, label)
+                kind = "search" if label in {"Next", "Previous"} else "click"
+            else:
+                question = rest if word == "/ask" else line
+                ex = await h.slash("ask", question=question)
+                kind = "answer"
+            if streamed is not None:
+                streamed.finish()
+            for m in ex.messages:
+                print(render_message(m), file=out)
+                print("-" * 40, file=out)
+            if kind in {"answer", "search"} and ex.messages:
+                last[kind] = ex.messages[-1]
+            out.flush()
+
+
+def run_repl(settings: Settings, lines=None, out=None, library: Library | None = None) -> int:
+    """`paperbot chat`: questions from stdin, answered exactly as the bot would; EOF or quit exits 0.
+
+    `library` (optional) is an already open Library, which the caller closes; by default one is opened here.
+    """
+    return asyncio.run(_repl(settings, lines or sys.stdin, out or sys.stdout, library))

@@ -1,0 +1,185 @@
+"""Drives a real PaperBot with synthetic gateway events, through discord.py's own machinery.
+
+`Harness` hands INTERACTION_CREATE and MESSAGE_CREATE payloads (payloads.py) to
+discord.py's ConnectionState, exactly as the websocket would, and routes every
+REST call the bot makes to a fake Discord (rest.py) that records it and answers
+as Discord would (message ids, callback resources). Nothing touches the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import discord
+from discord.webhook.async_ import async_context
+
+from bot.app.client import PaperBot
+from bot.harness.payloads import APP_ID, BOT_USER_ID, GUILD_ID, MEMBER_PERMS, Payloads
+from bot.harness.rest import (
+    Call,
+    Exchange,
+    FakeDiscord,
+    RecordingWebhookAdapter,
+    current_exchange,
+    find_button,
+)
+
+
+class Harness:
+    """Runs a PaperBot against synthetic gateway events; records what it would send.
+
+        async with Harness(bot) as h:
+            ex = await h.slash("ask", question="how do people fine-tune by masking weights?")
+            ex.calls[0].callback_type  # 5: deferred, thinking
+    """
+
+    def __init__(self, bot: PaperBot, *, admin_role_name: str = "paper-admins") -> None:
+        self.bot = bot
+        self.payloads = Payloads(admin_role_name)
+        self.rest = FakeDiscord(self.payloads)
+        self._adapter: RecordingWebhookAdapter | None = None
+        self._old_factory = None
+
+    @property
+    def calls(self) -> list[Call]:
+        return self.rest.calls
+
+    @property
+    def messages(self) -> dict[int, dict]:
+        return self.rest.messages
+
+    @property
+    def on_call(self) -> Callable[[Call], None] | None:
+        return self.rest.on_call
+
+    @on_call.setter
+    def on_call(self, callback: Callable[[Call], None] | None) -> None:
+        self.rest.on_call = callback
+
+    user = staticmethod(Payloads.user)
+
+    def bot_user(self) -> dict:
+        return self.payloads.bot_user()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> Harness:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        bot = self.bot
+        loop = asyncio.get_running_loop()
+        self._old_factory = loop.get_task_factory()
+        loop.set_task_factory(self._task_factory)
+        await bot._async_setup_hook()
+        bot.http.request = self.rest.rest_request  # type: ignore[method-assign]
+        self._adapter = RecordingWebhookAdapter(self.rest)
+        state = bot._connection
+        state.user = discord.ClientUser(state=state, data=self.payloads.bot_user())
+        state.application_id = APP_ID
+        await bot.setup_hook()
+        state.parse_guild_create(self.payloads.guild_payload())
+
+    async def stop(self) -> None:
+        await self.bot.close()
+        asyncio.get_running_loop().set_task_factory(self._old_factory)
+
+    def _task_factory(self, loop, coro, context=None):
+        task = asyncio.Task(coro, loop=loop, context=context)
+        ex = current_exchange.get() if context is None else context.get(current_exchange)
+        if ex is not None and "timeout_task_impl" not in getattr(coro, "__qualname__", ""):
+            ex.tasks.add(task)
+        return task
+
+    # -- driving -----------------------------------------------------------------------
+
+    def _command(self, name: str) -> discord.app_commands.Command:
+        command = self.bot.tree.get_command(name)
+        if command is None:
+            raise KeyError(f"no command /{name}")
+        return command  # type: ignore[return-value]
+
+    def feed_interaction(self, payload: dict, name: str = "") -> Exchange:
+        """Hand an INTERACTION_CREATE payload to the gateway parser, as the websocket would."""
+        ex = Exchange(name=name or payload["data"].get("name", "interaction"), rest=self.rest)
+        contextvars.copy_context().run(self._feed, ex, self.bot._connection.parse_interaction_create, payload)
+        return ex
+
+    def _feed(self, ex: Exchange, parse, payload: dict) -> None:
+        # Tasks the parser starts inherit this context: the exchange they belong to, and the
+        # recording adapter that interaction responses and webhooks go through.
+        current_exchange.set(ex)
+        async_context.set(self._adapter)
+        parse(payload)
+
+    def feed_message(self, payload: dict, name: str = "message") -> Exchange:
+        """Hand a MESSAGE_CREATE payload to the gateway parser."""
+        ex = Exchange(name=name, rest=self.rest)
+        contextvars.copy_context().run(self._feed, ex, self.bot._connection.parse_message_create, payload)
+        return ex
+
+    async def wait(self, ex: Exchange, timeout: float = 120.0) -> Exchange:
+        """Wait until every task the event started (and their children) has finished."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pending = [t for t in ex.tasks if not t.done()]
+            if not pending:
+                for t in ex.tasks:
+                    if not t.cancelled() and t.exception() is not None:
+                        raise t.exception()  # type: ignore[misc]
+                return ex
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{ex.name}: still running after {timeout} s")
+            await asyncio.wait(pending, timeout=left)
+
+    def slash_payload(self, name: str, *, user: dict | None = None, dm: bool = False, roles: Iterable[int] = (),
+                      permissions: int = MEMBER_PERMS, **options: Any) -> dict:
+        command = self._command(name)
+        data = {"id": str(self.payloads.next_id()), "name": name, "type": 1, "options": self.payloads.options(command, options)}
+        if not dm:
+            data["guild_id"] = str(GUILD_ID)
+        return self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions)
+
+    async def slash(self, name: str, **kwargs: Any) -> Exchange:
+        """Invoke /name with options, as a user in the lab server (dm=True: in a DM)."""
+        return await self.wait(self.feed_interaction(self.slash_payload(name, **kwargs)))
+
+    async def autocomplete(self, name: str, option: str, value: str, *, user: dict | None = None,
+                           dm: bool = False, **others: Any) -> Exchange:
+        command = self._command(name)
+        data = {"id": str(self.payloads.next_id()), "name": name, "type": 1,
+                "options": self.payloads.options(command, {**others, option: value}, focused=option)}
+        payload = self.payloads.interaction(4, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS)
+        return await self.wait(self.feed_interaction(payload, name=f"autocomplete {name}"))
+
+    async def click(self, message: dict, label: str, *, user: dict | None = None, dm: bool | None = None) -> Exchange:
+        """Press the button labelled `label` on `message` (a recorded message payload)."""
+        button = find_button(message, label)
+        if button is None:
+            raise LookupError(f"no button {label!r} on message {message.get('id')}")
+        if dm is None:
+            dm = "guild_id" not in message
+        data = {"custom_id": button["custom_id"], "component_type": 2}
+        payload = self.payloads.interaction(3, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS, message=message)
+        return await self.wait(self.feed_interaction(payload, name=f"click {label}"))
+
+    async def dm(self, text: str, *, user: dict | None = None) -> Exchange:
+        return await self.wait(self.feed_message(self.payloads.message_payload(text, user=user, dm=True), name="dm"))
+
+    async def mention(self, text: str, *, user: dict | None = None) -> Exchange:
+        """A channel message that @mentions the bot (the mention is prepended to `text`)."""
+        payload = self.payloads.message_payload(f"<@{BOT_USER_ID}> {text}", user=user, dm=False, mention_bot=True)
+        return await self.wait(self.feed_message(payload, name="mention"))
+
+    async def channel_message(self, text: str, *, user: dict | None = None) -> Exchange:
+        """A channel message that does not mention the bot."""
+        return await self.wait(self.feed_message(self.payloads.message_payload(text, user=user, dm=False), name="chatter"))

@@ -1,0 +1,98 @@
+"""Terminal rendering: what `paperbot ask`, `search` and `chat` print.
+
+`ask` and `search` render results directly; `chat` renders the Discord messages
+the bot would post (recorded payloads), so the terminal shows what a lab member
+would see, minus the styling. Both share the wrapping and the answer footer.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from bot.text import answer_footer
+from paperbot import messages
+from retrieval.types import Answer, Hit, SearchResult
+
+WIDTH = 100
+_UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#-])")
+
+
+def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
+    """`text` wrapped line by line (blank lines kept)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        out += textwrap.wrap(line, width=width, initial_indent=indent, subsequent_indent=indent) or [""]
+    return out
+
+
+def _quoted(text: str) -> list[str]:
+    return wrap(f"\u201c{text}\u201d", indent="    ")
+
+
+def _hit_lines(n: int, h: Hit) -> list[str]:
+    return [f"[{n}] {h.label} — {h.where}  (score {h.score:.2f})", *_quoted(h.snippet)]
+
+
+def render_search_text(result: SearchResult) -> str:
+    lines = [f"Query: {result.query}"]
+    if result.abstained:
+        lines += [messages.ABSTAIN, messages.ABSTAIN_CLOSEST]
+    for n, h in enumerate(result.hits, start=1):
+        lines += _hit_lines(n, h)
+    return "\n".join(lines)
+
+
+def render_answer_text(answer: Answer) -> str:
+    lines = [f"Q: {answer.question}", ""]
+    if answer.abstained:
+        lines.append(messages.ABSTAIN)
+        if answer.hits:
+            lines += ["", messages.ABSTAIN_CLOSEST]
+            for n, h in enumerate(answer.hits, start=1):
+                lines += _hit_lines(n, h)
+        return "\n".join(lines)
+    lines += wrap(answer.text)
+    lines += ["", "Sources:"]
+    for c in answer.citations:
+        lines.append(f"[{c.n}] {c.label} — {c.where}")
+        lines += _quoted(c.quote)
+    lines += ["", answer_footer(answer)]
+    return "\n".join(lines)
+
+
+# -- Discord messages, as `paperbot chat` shows them ------------------------------------------
+
+
+def unescape(text: str) -> str:
+    """Markdown-escaped text as a person reads it."""
+    return _UNESCAPE.sub(r"\1", text).replace("\u200b", "")
+
+
+def message_buttons(message: dict) -> list[str]:
+    """The labels of a message payload's buttons, in order."""
+    return [c.get("label", "") for row in message.get("components") or [] for c in row.get("components") or []
+            if c.get("type") == 2]
+
+
+def render_message(message: dict, width: int = WIDTH) -> str:
+    """A message payload as plain text: what a person sees in Discord, minus the styling."""
+    lines: list[str] = []
+    if message.get("content"):
+        lines += wrap(unescape(message["content"]), width=width)
+    for embed in message.get("embeds") or []:
+        if embed.get("title"):
+            lines += wrap(unescape(embed["title"]), width=width)
+            lines.append("")
+        if embed.get("description"):
+            lines += wrap(unescape(embed["description"]), width=width)
+        for f in embed.get("fields") or []:
+            lines.append("")
+            lines += wrap(unescape(f["name"]), width=width)
+            lines += wrap(unescape(f["value"]), indent="    ", width=width)
+        if embed.get("footer"):
+            lines += ["", unescape(embed["footer"]["text"])]
+    labels = message_buttons(message)
+    if labels:
+        lines += ["", "  ".join(f"[{b}]" for b in labels)]
+    return "\n".join(lines)
