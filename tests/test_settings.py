@@ -1,0 +1,114 @@
+""".env.example and Settings.from_env agree: the example shows every variable, and its values are the defaults."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from paperbot.settings import (
+    BUNDLED_CORPUS,
+    DiscordSettings,
+    EmbeddingSettings,
+    LLMSettings,
+    RetrievalSettings,
+    Settings,
+    StoreSettings,
+    default_cache_dir,
+    default_data_dir,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+# OpenAI-style aliases of LLM_BASE_URL and LLM_API_KEY: named in the example's comments, not given lines of their own.
+ALIASES = {"OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY"}
+# Read by the entry point before settings are built (bot/cli.py loads the .env file it names).
+READ_BEFORE_SETTINGS = {"PAPERBOT_ENV_FILE"}
+
+
+def example_text() -> str:
+    return (REPO / ".env.example").read_text(encoding="utf-8")
+
+
+def example_values() -> dict[str, str]:
+    """Every NAME=value line of .env.example; comments and blank lines are skipped."""
+    values = {}
+    for line in example_text().splitlines():
+        if m := re.fullmatch(r"([A-Z][A-Z0-9_]*)=(.*)", line.strip()):
+            values[m[1]] = m[2].strip()
+    return values
+
+
+class RecordingEnv(Mapping[str, str]):
+    """A mapping that remembers every name looked up, found or not."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = dict(values)
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        self.read.add(name)
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def names_read_by_from_env() -> set[str]:
+    """The variables from_env looks up, with nothing set and with the example's values set."""
+    read = set()
+    for values in ({}, example_values()):
+        env = RecordingEnv(values)
+        Settings.from_env(env)
+        read |= env.read
+    return read
+
+
+def test_example_parses_and_has_no_duplicates():
+    names = re.findall(r"^([A-Z][A-Z0-9_]*)=", example_text(), flags=re.M)
+    assert names and len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("name, value", sorted((n, v) for n, v in example_values().items() if v))
+def test_example_value_is_the_default(name, value):
+    assert Settings.from_env({name: value}) == Settings.from_env({}), f"{name}={value} in .env.example is not the default"
+
+
+def test_every_variable_read_is_in_the_example():
+    read, values = names_read_by_from_env(), example_values()
+    missing = sorted(read - set(values) - ALIASES)
+    assert not missing, f"read by Settings.from_env but not in .env.example: {missing}"
+    unmentioned = sorted(name for name in ALIASES & read if name not in example_text())
+    assert not unmentioned, f"aliases not mentioned in .env.example: {unmentioned}"
+
+
+def test_every_variable_in_the_example_is_read():
+    unread = sorted(set(example_values()) - names_read_by_from_env() - READ_BEFORE_SETTINGS)
+    assert not unread, f"in .env.example but never read: {unread}"
+
+
+def test_defaults_are_the_dataclass_defaults():
+    s = Settings.from_env({})
+    assert s.store == StoreSettings(path=default_data_dir() / "chroma")
+    assert s.embedding == EmbeddingSettings(cache_dir=default_cache_dir())
+    assert s.retrieval == RetrievalSettings()
+    assert s.discord == DiscordSettings()
+    assert s.llm == LLMSettings()
+    assert (s.corpus, s.cache_dir, s.log_dir, s.log_level) == ((BUNDLED_CORPUS,), default_cache_dir(), None, "INFO")
+
+
+def test_bundled_corpus_is_package_data():
+    import paperbot
+
+    assert BUNDLED_CORPUS.parent == Path(paperbot.__file__).resolve().parent
+    files = sorted(p.name for p in BUNDLED_CORPUS.iterdir())
+    assert files, "the bundled corpus is empty"
+    tomllib = pytest.importorskip("tomllib")
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    shipped = [f for f in files if any(fnmatch.fnmatch(f"corpus/{f}", g) for g in globs["paperbot"])]
+    assert shipped == files, "pyproject.toml [tool.setuptools.package-data] leaves corpus files out of the wheel"
