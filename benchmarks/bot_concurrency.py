@@ -20,11 +20,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bot.app.client import PaperBot
+from bot.app.client import PaperBot  # noqa: E402
 from bot.harness import Harness  # noqa: E402
-from bot.runtime import Services  # noqa: E402
+from bot.runtime import open_services  # noqa: E402
 from paperbot.settings import Settings  # noqa: E402
-from retrieval.library import Library  # noqa: E402
 
 
 def questions(n: int) -> list[str]:
@@ -55,14 +54,10 @@ async def run(n: int, concurrency: int | None) -> None:
     if concurrency:
         env["DISCORD_MAX_CONCURRENCY"] = str(concurrency)
     settings = Settings.from_env(env)
-    library = Library(settings)
     t = time.perf_counter()
-    await asyncio.to_thread(library.ensure_ingested)
-    await asyncio.to_thread(library.search, "warm up")
-    print(f"setup (ingest + warm-up): {time.perf_counter() - t:.1f} s")
-
-    bot = PaperBot(Services(settings, library))
-    async with Harness(bot) as h:
+    async with open_services(settings, ingest_if_empty=True, warm_up=True) as services, \
+            Harness(PaperBot(services)) as h:
+        print(f"setup (ingest + warm-up): {time.perf_counter() - t:.1f} s")
         stop = asyncio.Event()
         monitor = asyncio.create_task(lag_monitor(stop))
         await asyncio.sleep(0.05)
@@ -73,7 +68,6 @@ async def run(n: int, concurrency: int | None) -> None:
         wall = time.perf_counter() - start
         stop.set()
         lag = await monitor
-    library.close()
 
     defer = [ex.calls[0].at - ex.started for ex in exchanges]
     latency = [ex.last_latency() for ex in exchanges]

@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from paperbot.settings import Settings  # noqa: E402
+from bot.runtime import open_library  # noqa: E402
 from retrieval.library import Library  # noqa: E402
 
 
@@ -54,7 +55,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env({"CHROMA_PATH": f"{tmp}/chroma", "PAPERBOT_CACHE_DIR": f"{tmp}/cache"})
-        with Library(settings) as lib:
+        with open_library(settings) as lib:
             lib.ingest()
             pos, hit1, hit3 = [], 0, 0
             for p in positives:

@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from paperbot.settings import Settings  # noqa: E402
 from retrieval.evaluate import load_beir, score  # noqa: E402
+from bot.runtime import open_library  # noqa: E402
 from retrieval.library import Library  # noqa: E402
 
 
@@ -69,7 +70,7 @@ def main() -> int:
         settings = Settings.from_env({"CHROMA_PATH": f"{tmp}/chroma", "PAPERBOT_CACHE_DIR": f"{tmp}/cache"})
 
         # -- bundled corpus: first vs unchanged ingest, latency -------------------------
-        with Library(settings) as lib:
+        with open_library(settings) as lib:
             lib.embedder.encode(["warm up"])
             t = time.perf_counter()
             first = lib.ingest()
@@ -103,7 +104,7 @@ def main() -> int:
         if not args.skip_scifact:
             queries, qrels = load_beir(args.scifact, args.limit_queries)
             sf = Settings.from_env({"CHROMA_PATH": f"{tmp}/scifact", "PAPERBOT_CACHE_DIR": f"{tmp}/cache"})
-            with Library(sf) as lib:
+            with open_library(sf) as lib:
                 lib.embedder.encode(["warm up"])
                 t = time.perf_counter()
                 summary = lib.ingest([args.scifact / "corpus.jsonl"])

@@ -87,9 +87,9 @@ def search_latency(env: dict, questions: list[str], reps: int = 3) -> tuple[floa
     """p50/p95 of warm searches, timed inside one process that keeps the model and index loaded."""
     code = (
         "import json, sys, time\n"
-        "from paperbot.settings import Settings\nfrom retrieval.library import Library\n"
+        "from paperbot.settings import Settings\nfrom bot.runtime import open_library\n"
         "qs = json.loads(sys.stdin.read())\n"
-        "with Library(Settings.from_env()) as lib:\n"
+        "with open_library(Settings.from_env()) as lib:\n"
         "    lib.search(qs[0])\n"
         "    t = []\n"
         f"    for _ in range({reps}):\n"

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from bot.chat import run_repl
 from tests.conftest import make_settings
-from tests.retrieval.test_llm import Endpoint, Reply, llm_settings
+from tests.llm_server import Endpoint, Reply
+from tests.retrieval.test_llm import llm_settings
 
 
 def test_chat_prints_the_llm_answer_as_it_streams(library, tmp_path, capsys):

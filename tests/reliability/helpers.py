@@ -1,11 +1,8 @@
-"""Shared pieces for the reliability suite: generated corpora, stores, a scriptable LLM endpoint, secrets."""
+"""Shared pieces for the reliability suite: generated corpora and secrets shaped like real ones."""
 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from ingest.parse import parse_file
@@ -29,45 +26,3 @@ def generate_corpus(path: Path, n: int) -> Path:
             out.write(json.dumps({"id": f"gen{i:04d}", "title": f"Replication {i} of {p.label}",
                                   "abstract": f"Replication study number {i}. {p.abstract}"}) + "\n")
     return path
-
-
-class Endpoint:
-    """An OpenAI-compatible endpoint on loopback whose answers the test scripts: (status, JSON body)."""
-
-    def __init__(self, answer: Callable[[str, dict], tuple[int, dict]]) -> None:
-        self.requests: list[tuple[str, str, dict]] = []  # (method, path, headers)
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _serve(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                outer.requests.append((self.command, self.path, dict(self.headers)))
-                status, body = answer(self.path, dict(self.headers))
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            do_GET = do_POST = _serve  # noqa: N815 - http.server's naming
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> Endpoint:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

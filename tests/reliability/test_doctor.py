@@ -17,7 +17,8 @@ from retrieval.library import Library
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
 from tests.integration.servers import free_port
-from tests.reliability.helpers import DISCORD_TOKEN, LLM_KEY, Endpoint, generate_corpus
+from tests.llm_server import Endpoint
+from tests.reliability.helpers import DISCORD_TOKEN, LLM_KEY, generate_corpus
 
 MODELS = {"object": "list", "data": [{"id": "llama3.1:8b", "object": "model"}]}
 

@@ -7,12 +7,8 @@ validated, or the extractive one (mode "extractive") with the reason it fell bac
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import re
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -31,106 +27,12 @@ from retrieval.qa import (
 )
 from retrieval.types import Answer
 from tests.bot.limits import visible_text
+from tests.llm_server import Endpoint, Reply, chunk, completion
 
 QUESTION = "chain-of-thought reasoning"  # three relevant papers in the bundled corpus
 QUESTION_ZH = "思维链推理有哪些方法？"
 OFF_TOPIC = "what is the best recipe for chocolate cake?"
 RAW_MENTION = re.compile(r"@everyone|@here|<@[!&]?\d+>|<#\d+>", re.I)
-
-
-# -- the scripted endpoint ---------------------------------------------------------------------
-
-
-def chunk(content: str | None = None, finish: str | None = None, usage: dict | None = None) -> dict:
-    out: dict = {"object": "chat.completion.chunk", "model": "scripted",
-                 "choices": [{"index": 0, "delta": {"content": content} if content else {}, "finish_reason": finish}]}
-    if usage is not None:
-        out = {"object": "chat.completion.chunk", "model": "scripted", "choices": [], "usage": usage}
-    return out
-
-
-def completion(text: str, usage: dict | None = None) -> dict:
-    return {"object": "chat.completion", "model": "scripted", "usage": usage or {},
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
-
-
-class Reply:
-    """One scripted HTTP reply."""
-
-    def __init__(self, status: int = 200, body: bytes = b"", content_type: str = "application/json",
-                 headers: dict | None = None, delay: float = 0.0, sse: list[str] | None = None) -> None:
-        self.status, self.body, self.content_type = status, body, content_type
-        self.headers, self.delay, self.sse = headers or {}, delay, sse
-
-    @classmethod
-    def json(cls, data, status: int = 200, **kw) -> Reply:
-        return cls(status, json.dumps(data).encode(), **kw)
-
-    @classmethod
-    def answer(cls, text: str, usage: dict | None = None) -> Reply:
-        return cls.json(completion(text, usage))
-
-    @classmethod
-    def stream(cls, pieces: list[str], *, done: bool = True, usage: dict | None = None) -> Reply:
-        events = [json.dumps(chunk(p)) for p in pieces]
-        if done:
-            events.append(json.dumps(chunk(finish="stop")))
-            if usage:
-                events.append(json.dumps(chunk(usage=usage)))
-            events.append("[DONE]")
-        return cls(sse=events, content_type="text/event-stream")
-
-
-class Endpoint:
-    """A real HTTP server on 127.0.0.1 playing queued replies and recording every request."""
-
-    def __init__(self) -> None:
-        self.replies: collections.deque[Reply] = collections.deque()
-        self.requests: list[dict] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                endpoint.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                reply = endpoint.replies.popleft() if endpoint.replies else Reply.json({"error": "unscripted"}, 599)
-                time.sleep(reply.delay)
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", reply.content_type)
-                    for k, v in reply.headers.items():
-                        self.send_header(k, v)
-                    if reply.sse is None:
-                        self.send_header("Content-Length", str(len(reply.body)))
-                        self.end_headers()
-                        self.wfile.write(reply.body)
-                        return
-                    self.end_headers()  # no length: the stream ends when the connection closes
-                    for event in reply.sse:
-                        self.wfile.write(f"data: {event}\n\n".encode())
-                        self.wfile.flush()
-                    self.close_connection = True
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def enqueue(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
