@@ -29,6 +29,7 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
+from retrieval.filters import Filters, no_match_notice
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult
 
@@ -72,13 +73,17 @@ class CorpusView:
         for chunk in store.iter_chunks():
             chunk_ids.append(chunk.chunk_id)
             chunk_paper.append(chunk.paper_id)
-            texts.append(indexed_text(chunk.fields.title, chunk.text))
+            texts.append(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))
             chunks_of[chunk.paper_id].append(chunk)
         papers = {pid: assemble(chunks) for pid, chunks in chunks_of.items()}
         keyword = KeywordIndex.build(chunk_ids, texts)
         view = cls(version, chunk_ids, chunk_paper, papers, keyword)
         _release_free_memory()
         return view
+
+    def mask(self, filters: Filters) -> np.ndarray:
+        """Which papers pass `filters` (aligned with `papers`)."""
+        return np.fromiter((filters.matches(p) for p in self.papers.values()), dtype=bool, count=len(self.papers))
 
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""
@@ -122,24 +127,35 @@ class Retriever:
     # -- ranking -------------------------------------------------------------------
 
     def rank(self, query: str, depth: int = CANDIDATES, query_vector: np.ndarray | None = None,
-             mode: str = "hybrid", view: CorpusView | None = None) -> list[RankedPaper]:
-        """Papers best first (no snippets). `mode` is hybrid, dense or lexical (the last two for evaluation)."""
+             mode: str = "hybrid", view: CorpusView | None = None, allowed: np.ndarray | None = None,
+             query_tokens: list[str] | None = None) -> list[RankedPaper]:
+        """Papers best first (no snippets). `mode` is hybrid, dense or lexical (the last two for evaluation).
+
+        `allowed` (a mask over the view's papers) restricts the candidates before anything is
+        ranked: the vector search runs only over those papers' chunks and BM25 scores of the
+        others are dropped. `query_tokens` replaces the query's own BM25 terms (similar papers).
+        """
         view = view or self.view()
         if not view.papers:
             raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
         query = query[:MAX_QUERY_CHARS]
         qvec = self.embedder.encode([query])[0] if query_vector is None else query_vector
         n_papers = len(view.papers)
+        pids = list(view.papers)
+        only = None if allowed is None else [pids[i] for i in np.flatnonzero(allowed)]
 
         dense = np.full(n_papers, np.nan, dtype=np.float32)
-        for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
+        for cid, sim in self.store.query(qvec, n=max(depth * 3, 50), paper_ids=only):
             i = view.paper_index.get(paper_id_of(cid))
             if i is not None and not sim <= dense[i]:
                 dense[i] = sim
 
-        q_tokens = tokenize(query)
+        q_tokens = tokenize(query) if query_tokens is None else query_tokens
         bm25 = np.zeros(n_papers, dtype=np.float32)
         np.maximum.at(bm25, view.chunk_paper_idx, view.keyword.scores(q_tokens))
+        if allowed is not None:
+            dense[~allowed] = np.nan
+            bm25[~allowed] = 0.0
 
         dense_top = np.flatnonzero(~np.isnan(dense))
         dense_top = dense_top[np.argsort(-dense[dense_top], kind="stable")][:depth]
@@ -156,7 +172,6 @@ class Retriever:
                 dense[missing] = self._dense_for(view, missing, qvec)
             fused = _z(dense[cand]) + _z(bm25[cand])
         order = np.argsort(-fused, kind="stable")[:depth]
-        pids = list(view.papers)
         coverage = view.coverage({t: view.keyword.idf(t) for t in set(content_tokens(query))})
         ranked = []
         for j in order:
@@ -178,18 +193,35 @@ class Retriever:
 
     # -- search with snippets and abstention ----------------------------------------
 
-    def search(self, query: str, k: int | None = None) -> SearchResult:
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult:
         query = " ".join(query.split())
         k = k or self.settings.top_k
+        filters = filters or None
         if not query:
-            return SearchResult(query=query, hits=[], abstained=True, reason="empty question")
-        qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+            return SearchResult(query=query, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
-        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view)[:k]
+        allowed = None
+        if filters:
+            if not view.papers:
+                raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
+            allowed = view.mask(filters)
+            if not allowed.any():
+                notice = no_match_notice(filters, list(view.papers.values()))
+                return SearchResult(query=query, hits=[], abstained=True, reason=notice.split("\n")[0],
+                                    filters=filters, notice=notice)
+        qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
         hits = self._with_quotes(view, ranked, query, qvec)
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
-        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason)
+        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason, filters=filters)
+
+    def browse(self, filters: Filters) -> list[Paper]:
+        """Every paper passing `filters`, orals first, then by title."""
+        view = self.view()
+        rank = {"oral": 0, "spotlight": 1, "poster": 2}
+        found = [p for p, ok in zip(view.papers.values(), view.mask(filters)) if ok]
+        return sorted(found, key=lambda p: (rank.get(p.presentation, 3), p.label.casefold(), p.paper_id))
 
     def is_relevant(self, r: RankedPaper) -> bool:
         return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
@@ -229,9 +261,7 @@ class Retriever:
             quotes, vecs = cached[r.paper_id]
             sentences.extend((n, q) for q in quotes)
             sims_parts.append(vecs @ qvec if len(quotes) else np.zeros(0, dtype=np.float32))
-        if not sentences:
-            return []
-        sims = np.concatenate(sims_parts)
+        sims = np.concatenate(sims_parts) if sims_parts else np.zeros(0, dtype=np.float32)
         weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
         total_w = sum(weights.values()) or 1.0
         per_paper: dict[int, list[tuple[float, Quote]]] = defaultdict(list)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paperbot.records import Paper
+from retrieval.filters import Filters
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,16 @@ class SearchResult:
     hits: list[Hit]
     abstained: bool
     reason: str = ""
+    filters: Filters | None = None  # the metadata filters the candidates were restricted to
+    notice: str = ""  # shown instead of the usual abstention: the filters matched no paper, and nearest values
 
     def to_json(self) -> dict:
-        return {"query": self.query, "abstained": self.abstained, "hits": [h.to_json() for h in self.hits]}
+        out = {"query": self.query, "abstained": self.abstained, "hits": [h.to_json() for h in self.hits]}
+        if self.filters:
+            out["filters"] = self.filters.to_json()
+        if self.notice:
+            out["notice"] = self.notice
+        return out
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,8 @@ class Answer:
     tokens: int | None = None
     search_query: str | None = None  # what was searched, when a rewrite of the question was used
     dropped_citations: tuple[int, ...] = ()  # citation numbers the LLM made up (removed from its text)
+    filters: Filters | None = None
+    notice: str = ""  # the filters matched no paper: say so (with the nearest values) instead of abstaining
 
     def to_json(self) -> dict:
         out = {"question": self.question, "answer": self.text, "abstained": self.abstained, "mode": self.mode,
@@ -118,9 +128,15 @@ class Answer:
             out["latency_ms"] = round(self.latency_ms)
         if self.tokens is not None:
             out["tokens"] = self.tokens
+        if self.filters:
+            out["filters"] = self.filters.to_json()
+        if self.notice:
+            out["notice"] = self.notice
         return out
 
 
 def _paper_json(paper: Paper) -> dict:
-    """The paper fields every hit and citation carries in JSON output (a stable contract)."""
-    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label}
+    """The paper fields every hit and citation carries in JSON output (a stable contract); text as in the source."""
+    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
+            "title": paper.title, "authors": list(paper.authors), "url": paper.url, "area": paper.area,
+            "type": paper.presentation, "track": paper.track, "keywords": list(paper.keywords)}
