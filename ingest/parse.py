@@ -45,6 +45,7 @@ SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".json", ".csv")
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MIN_ABSTRACT_CHARS = 20
 OPENREVIEW = "https://openreview.net"
+CONFERENCE_SITE = "https://neurips.cc"
 _ABSTRACT_KEYS = ("abstract", "text", "summary")
 _ID_KEYS = ("id", "_id", "paper_id", "uid")
 _TITLE_KEYS = ("title", "name")
@@ -373,6 +374,8 @@ def _flat(rec: dict, where: str, line: int | None, n: int | None) -> dict:
     if pdf.startswith("/"):
         pdf = OPENREVIEW + pdf
     site = _text(rec, _SITE_KEYS, where, line, n)
+    if site.startswith("/"):  # the conference site's program gives paths on its own site
+        site = CONFERENCE_SITE + site
     return {
         "id": _text(rec, _ID_KEYS, where, line, n),
         "title": _text(rec, _TITLE_KEYS, where, line, n),

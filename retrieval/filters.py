@@ -143,9 +143,7 @@ def choices(counts: Counter[str], typed: str, limit: int = 25) -> list[str]:
     ranked = []
     for value, n in counts.items():
         f = fold(value)
-        if not needle:
-            rank = 0
-        elif f.startswith(needle) or any(w.startswith(needle) for w in f.split()):
+        if not needle or f.startswith(needle) or any(w.startswith(needle) for w in f.split()):
             rank = 0
         elif needle in f:
             rank = 1

@@ -21,7 +21,7 @@ from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
-from retrieval.types import SearchResult
+from retrieval.types import SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,14 @@ class Library:
 
     def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult:
         return self.retriever.search(query, k, filters)
+
+    def similar(self, paper_id: str, k: int = 10) -> list[Similar] | None:
+        """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""
+        return self.retriever.similar(paper_id, k)
+
+    def related(self, text: str, k: int = 10) -> list[Similar]:
+        """The papers closest to a pasted text (the abstract of the lab's own project)."""
+        return self.retriever.related(text, k)
 
     def browse(self, filters: Filters) -> list[Paper]:
         """Every paper passing `filters` (an author's papers, an area's papers), orals first."""

@@ -68,7 +68,8 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
             endpoint_failed = f"the LLM failed while translating the question: {exc}"
         if query != question:
             search_query = query
-    result = await asyncio.to_thread(library.search, query, k, filters)
+    args = (query, k, filters) if filters else (query, k)  # unfiltered: the plain two-argument search
+    result = await asyncio.to_thread(library.search, *args)
     extractive = replace(extractive_answer(result), question=question, search_query=search_query)
 
     def fallback(reason: str) -> Answer:

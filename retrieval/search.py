@@ -17,13 +17,14 @@ from __future__ import annotations
 import ctypes
 import gc
 import logging
+import re
 import threading
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
-from ingest.chunk import split_sentences
+from ingest.chunk import chunk_text, split_sentences
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
@@ -31,11 +32,14 @@ from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_i
 from paperbot.settings import RetrievalSettings
 from retrieval.filters import Filters, no_match_notice
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
-from retrieval.types import Hit, Quote, SearchResult
+from retrieval.types import Hit, Quote, SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
 CANDIDATES = 100
+KEY_TERMS = 30  # distinctive terms of a paper that make the BM25 side of a similar-papers query
+SHARED_TERMS = 6  # shown as the reason a paper is similar
+RELATED_MAX_CHARS = 8000
 MAX_QUOTES = 2
 MAX_QUERY_CHARS = 2000
 # Papers whose sentence embeddings are kept for snippets (about 15 KB each).
@@ -223,6 +227,52 @@ class Retriever:
         found = [p for p, ok in zip(view.papers.values(), view.mask(filters)) if ok]
         return sorted(found, key=lambda p: (rank.get(p.presentation, 3), p.label.casefold(), p.paper_id))
 
+    # -- papers like a paper, or like a pasted abstract ------------------------------------------------
+
+    def similar(self, paper_id: str, k: int = 10, mode: str = "hybrid") -> list[Similar] | None:
+        """The papers nearest to one stored paper, best first (None when there is no such paper).
+
+        The paper's own chunk vectors (averaged) search the vector index; its most
+        distinctive terms are the BM25 query; both are fused as in `rank`.
+        """
+        view = self.view()
+        paper = view.papers.get(paper_id)
+        if paper is None:
+            return None
+        chunk_idx = np.flatnonzero(view.chunk_paper_idx == view.paper_index[paper_id])
+        vectors = np.asarray(self.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]), dtype=np.float32)
+        qvec = _unit(vectors.mean(axis=0))
+        text = indexed_text(paper.title, paper.abstract, paper.keywords)
+        return self._like(view, text, qvec, k, exclude=paper_id, mode=mode)
+
+    def related(self, text: str, k: int = 10, mode: str = "hybrid") -> list[Similar]:
+        """The papers closest to a text such as the abstract of the lab's own project."""
+        text = " ".join(text.split())[:RELATED_MAX_CHARS]
+        if not text:
+            return []
+        view = self.view()
+        if not view.papers:
+            raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
+        pieces = [c.text for c in chunk_text(text, max_tokens=int(self.embedder.max_tokens * 0.8),
+                                            count_tokens=self.embedder.count_tokens)] or [text]
+        qvec = _unit(np.asarray(self.embedder.encode(pieces), dtype=np.float32).mean(axis=0))
+        return self._like(view, text, qvec, k, exclude=None, mode=mode)
+
+    def _like(self, view: CorpusView, text: str, qvec: np.ndarray, k: int, exclude: str | None,
+              mode: str) -> list[Similar]:
+        terms = key_terms(view.keyword, text)
+        ranked = self.rank(text, depth=max(CANDIDATES, k + 1), query_vector=qvec, view=view, mode=mode,
+                           query_tokens=list(terms))
+        ranked = [r for r in ranked if r.paper_id != exclude][:k]
+        surface = surface_forms(text)
+        out = []
+        for r in ranked:
+            other = view.papers[r.paper_id]
+            theirs = set(tokenize(indexed_text(other.title, other.abstract, other.keywords)))
+            shared = [surface.get(t, t) for t in terms if t in theirs][:SHARED_TERMS]
+            out.append(Similar(paper=other, score=r.score, shared_terms=tuple(dict.fromkeys(shared)), dense=r.dense))
+        return out
+
     def is_relevant(self, r: RankedPaper) -> bool:
         return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
 
@@ -289,6 +339,28 @@ def _release_free_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
         pass
+
+
+def key_terms(keyword: KeywordIndex, text: str, n: int = KEY_TERMS) -> list[str]:
+    """The text's most distinctive indexed terms (frequency × IDF), best first."""
+    counts = Counter(t for t in content_tokens(text) if keyword.idf(t) > 0 and keyword.df(t) > 0)
+    ranked = sorted(counts, key=lambda t: (-counts[t] * keyword.idf(t), t))
+    return ranked[:n]
+
+
+def surface_forms(text: str) -> dict[str, str]:
+    """Index token → the word as the text writes it ("diffus" → "diffusion"), first occurrence."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"[^\W_]+(?:[-'][^\W_]+)*", text):
+        word = m.group(0)
+        for tok in tokenize(word):
+            out.setdefault(tok, word if not word.isupper() or len(word) > 1 else word.lower())
+    return out
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm else v
 
 
 def _z(x: np.ndarray) -> np.ndarray:

@@ -75,6 +75,23 @@ class SearchResult:
 
 
 @dataclass(frozen=True)
+class Similar:
+    """A paper near another paper (or a pasted abstract), with the key terms both share as the reason."""
+
+    paper: Paper
+    score: float
+    shared_terms: tuple[str, ...]
+    dense: float = 0.0
+
+    @property
+    def paper_id(self) -> str:
+        return self.paper.paper_id
+
+    def to_json(self) -> dict:
+        return {**_paper_json(self.paper), "score": round(self.score, 4), "shared_terms": list(self.shared_terms)}
+
+
+@dataclass(frozen=True)
 class Citation:
     """[n] in an answer: a paper and the verbatim sentence(s) that support the claim."""
 

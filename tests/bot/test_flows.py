@@ -34,7 +34,8 @@ async def test_ask_defers_first_then_answers_with_citations(make_bot):
     [embed] = final.json["embeds"]
     assert embed["title"] == f"Q: {QUESTION}"
     assert "[1]" in embed["description"]
-    assert embed["fields"][0]["name"].startswith("[1] BMT — stub.txt #1")
+    assert embed["fields"][0]["name"] == "[1] BMT"
+    assert embed["fields"][0]["value"].endswith("\nstub.txt #1")
     assert "learned binary mask" in embed["fields"][0]["value"]
     assert embed["footer"]["text"].startswith("mode: extractive")
     assert buttons(ex.messages[-1]) == ["More sources"]  # public answer: nothing to share

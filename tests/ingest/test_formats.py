@@ -63,7 +63,7 @@ def test_site_program_collapses_repeats_and_keeps_affiliations(tmp_path):
     assert beta.presentation == "oral" and beta.track == "Main"
     assert beta.url == f"https://openreview.net/forum?id={BETA['id']}"
     assert beta.pdf_url == f"https://openreview.net/pdf?id={BETA['id']}"
-    assert beta.site_url == "/virtual/2026/poster/101"
+    assert beta.site_url == "https://neurips.cc/virtual/2026/poster/101"
     assert papers[2].track == "Datasets and Benchmarks"
     assert papers[3].abstract == ""
 
