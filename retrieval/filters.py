@@ -93,6 +93,13 @@ def _matches_one(paper: Paper, name: str, value: str) -> bool:
     return any(_contains(v, needle) for v in values)
 
 
+def select(papers: Iterable[Paper], filters: Filters) -> list[Paper]:
+    """The papers passing `filters`, as a list is read: orals first, then spotlights, posters, by title."""
+    rank = {t: i for i, t in enumerate(PRESENTATION_TYPES)}
+    found = [p for p in papers if filters.matches(p)]
+    return sorted(found, key=lambda p: (rank.get(p.presentation, len(rank)), p.label.casefold(), p.paper_id))
+
+
 def facets(papers: Iterable[Paper]) -> dict[str, Counter[str]]:
     """For each filter field, how many papers have each value."""
     out: dict[str, Counter[str]] = {name: Counter() for name in FIELDS}

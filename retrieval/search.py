@@ -30,7 +30,7 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
-from retrieval.filters import Filters, no_match_notice
+from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult, Similar
 
@@ -222,10 +222,7 @@ class Retriever:
 
     def browse(self, filters: Filters) -> list[Paper]:
         """Every paper passing `filters`, orals first, then by title."""
-        view = self.view()
-        rank = {"oral": 0, "spotlight": 1, "poster": 2}
-        found = [p for p, ok in zip(view.papers.values(), view.mask(filters)) if ok]
-        return sorted(found, key=lambda p: (rank.get(p.presentation, 3), p.label.casefold(), p.paper_id))
+        return select(self.view().papers.values(), filters)
 
     # -- papers like a paper, or like a pasted abstract ------------------------------------------------
 
@@ -349,12 +346,12 @@ def key_terms(keyword: KeywordIndex, text: str, n: int = KEY_TERMS) -> list[str]
 
 
 def surface_forms(text: str) -> dict[str, str]:
-    """Index token → the word as the text writes it ("diffus" → "diffusion"), first occurrence."""
+    """Index token → the word as the text writes it ("diffus" → "diffusion"; acronyms keep their case)."""
     out: dict[str, str] = {}
     for m in re.finditer(r"[^\W_]+(?:[-'][^\W_]+)*", text):
         word = m.group(0)
         for tok in tokenize(word):
-            out.setdefault(tok, word if not word.isupper() or len(word) > 1 else word.lower())
+            out.setdefault(tok, word if sum(c.isupper() for c in word) >= 2 else word.lower())
     return out
 
 

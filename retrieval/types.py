@@ -53,7 +53,7 @@ class Hit:
         return " ".join(parts)
 
     def to_json(self) -> dict:
-        return {**_paper_json(self.paper), "snippet": self.snippet, "score": round(self.score, 4)}
+        return {**paper_json(self.paper), "snippet": self.snippet, "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Similar:
         return self.paper.paper_id
 
     def to_json(self) -> dict:
-        return {**_paper_json(self.paper), "score": round(self.score, 4), "shared_terms": list(self.shared_terms)}
+        return {**paper_json(self.paper), "score": round(self.score, 4), "shared_terms": list(self.shared_terms)}
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class Citation:
         return self.paper.where
 
     def to_json(self) -> dict:
-        return {"n": self.n, **_paper_json(self.paper), "quote": self.quote}
+        return {"n": self.n, **paper_json(self.paper), "quote": self.quote}
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ class Answer:
         return out
 
 
-def _paper_json(paper: Paper) -> dict:
+def paper_json(paper: Paper) -> dict:
     """The paper fields every hit and citation carries in JSON output (a stable contract); text as in the source."""
     return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
             "title": paper.title, "authors": list(paper.authors), "url": paper.url, "area": paper.area,

@@ -352,7 +352,7 @@ def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: 
     return paginate(cards)[0]
 
 
-def similar_pages(paper: Paper, similar: Sequence[Similar], heading: str) -> list[Page]:
+def similar_pages(paper: Paper | None, similar: Sequence[Similar], heading: str) -> list[Page]:
     """The papers nearest to one paper (or a pasted abstract), best first, with the terms they share."""
     fields = []
     for n, s in enumerate(similar, start=1):
@@ -361,7 +361,7 @@ def similar_pages(paper: Paper, similar: Sequence[Similar], heading: str) -> lis
                             f"{bot_messages.SHARED_TERMS.format(terms=shared)}\n{detail_line(s.paper)}"))
     description = bot_messages.NO_RESULTS if not similar else ""
     return paginate(build_cards(title=clip(heading, TITLE), description=description, fields=fields,
-                                url=link_of(paper), colour=COLOUR_INFO))
+                                url=link_of(paper) if paper is not None else "", colour=COLOUR_INFO))
 
 
 @dataclass(frozen=True)

@@ -277,7 +277,7 @@ async def test_commands_declare_dm_and_user_install_contexts_and_sync_to_the_dev
     [put] = [c for c in h.calls if c.method == "PUT"]
     assert put.url.endswith("/guilds/987654321098765432/commands")
     by_name = {c["name"]: c for c in put.json}
-    assert set(by_name) == {"ask", "search", "paper", "about", "reindex"}
+    assert set(by_name) == {"ask", "search", "paper", "author", "area", "similar", "related", "about", "reindex"}
     assert by_name["ask"]["contexts"] == [0, 1, 2] and by_name["ask"]["integration_types"] == [0, 1]
     assert by_name["reindex"]["contexts"] == [0] and by_name["reindex"]["integration_types"] == [0]
     paper_opt = by_name["paper"]["options"][0]
