@@ -212,7 +212,7 @@ def cmd_search(args, settings: Settings) -> int:
         filters = _filters(args)
         for query in queries:
             if query:
-                result = lib.search(query, args.k, filters) if filters else lib.search(query, args.k)
+                result = lib.search(query, args.k, filters)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
                 sys.stdout.flush()
     return 0

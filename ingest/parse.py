@@ -230,16 +230,14 @@ def _structured(found: tuple[_Records, bool], source: str, where: str) -> Parsed
     if not records:
         raise InputError(where, "contains no papers")
     merged: dict[str, tuple[int | None, int, dict]] = {}
-    order: list[str] = []
-    out = ParsedFile()
+    order: list[str | Supplement] = []  # papers (by key) and abstracts, in the order of their first record
     for line, n, rec in records:
         if not isinstance(rec, dict):
             raise InputError(where, f"record {n}: expected a JSON object, got {type(rec).__name__}", line=line)
         flat = _flat(_unwrap_note(rec), where, line, n)
         if mapping or (flat["id"] and set(rec) <= _SUPPLEMENT_KEYS and flat["abstract"]):
             _check_abstract(flat["abstract"], where, line, n)
-            out.abstracts.append(Supplement(_safe_id(flat["id"]), flat["abstract"], source, n,
-                                            _record_ref(where, line, n)))
+            order.append(Supplement(_safe_id(flat["id"]), flat["abstract"], source, 0, _record_ref(where, line, n)))
             continue
         key = flat["id"] or f"\x00{n}"
         if key in merged:
@@ -248,9 +246,13 @@ def _structured(found: tuple[_Records, bool], source: str, where: str) -> Parsed
         else:
             merged[key] = (line, n, flat)
             order.append(key)
-    for position, key in enumerate(order, start=1):
-        line, n, flat = merged[key]
-        out.papers.append(_to_paper(flat, source, position, where, line, n))
+    out = ParsedFile()
+    for position, entry in enumerate(order, start=1):
+        if isinstance(entry, Supplement):
+            out.abstracts.append(replace(entry, position=position))
+        else:
+            line, n, flat = merged[entry]
+            out.papers.append(_to_paper(flat, source, position, where, line, n))
     return out
 
 

@@ -154,3 +154,10 @@ def test_json_lines_record_error_names_its_line(tmp_path):
     with pytest.raises(InputError) as err:
         parse_file(path)
     assert err.value.line == 2 and "abstract is missing" in str(err.value)
+
+
+def test_mixed_records_keep_their_order_and_distinct_positions(tmp_path):
+    records = [{"id": "a", "title": "A", "abstract": BETA["abstract"]}, {"id": "b", "abstract": PROTEIN["abstract"]},
+               {"id": "c", "title": "C", "abstract": BENCH["abstract"]}]
+    papers = parse_file(write_jsonl(tmp_path / "mixed.jsonl", records))
+    assert [(p.paper_id, p.position) for p in papers] == [("a", 1), ("b", 2), ("c", 3)]
