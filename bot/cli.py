@@ -2,7 +2,10 @@
 
     paperbot ingest [PATH ...]          ingest files or folders (default: the bundled corpus)
     paperbot search [QUERY] --json      papers for a query (no QUERY: one query per stdin line)
-    paperbot ask QUESTION [--json]      a cited answer
+    paperbot ask QUESTION [--json]      a cited answer (search and ask take --author --area --type --track --keyword)
+    paperbot papers --author NAME       an author's papers (or --area, --type, --track, --keyword)
+    paperbot similar PAPER_ID [--json]  the papers nearest to one paper, with the terms they share
+    paperbot related FILE|- [--json]    the papers closest to a text (the abstract of your own project)
     paperbot eval DIR --json            retrieval quality on a BEIR-format folder
     paperbot chat                       the bot's answers in a terminal
     paperbot run                        the Discord bot
@@ -25,11 +28,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.runtime import open_library, open_services
-from bot.terminal import render_answer_text, render_search_text
+from bot.terminal import render_answer_text, render_papers_text, render_search_text, render_similar_text
+from bot.text import readable
 from paperbot import messages
-from paperbot.errors import PaperbotError
+from paperbot.errors import InputError, PaperbotError
+from paperbot.records import PRESENTATION_TYPES
 from paperbot.settings import Settings
+from retrieval.filters import Filters, no_match_notice
 from retrieval.qa import answer_question
+from retrieval.types import paper_json
 
 if TYPE_CHECKING:
     from ingest.pipeline import IngestSummary, Progress
@@ -46,19 +53,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("ingest", help="ingest abstract files (.txt, .jsonl, .csv) or folders of them")
+    s = sub.add_parser("ingest", help="ingest abstract files (.txt, .jsonl, .json, .csv) or folders of them")
     s.add_argument("paths", nargs="*", type=Path, help="files or folders (default: the configured corpus)")
 
     s = sub.add_parser("search", help="find papers for a query")
     s.add_argument("query", nargs="?", help="the query; omit to read one query per line from stdin")
     s.add_argument("-k", type=int, default=None, help="number of papers (default: RETRIEVAL_TOP_K)")
     s.add_argument("--json", action="store_true", help="print JSON (JSON Lines for stdin queries)")
+    _filter_options(s)
 
     s = sub.add_parser("ask", help="answer a question with cited sentences")
     s.add_argument("question")
     s.add_argument("-k", type=int, default=None, help="papers to consider")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--no-llm", action="store_true", help="extractive answer even when an LLM is configured")
+    _filter_options(s)
+
+    s = sub.add_parser("papers", help="list papers by author, area, type, track or keyword")
+    _filter_options(s)
+    s.add_argument("--json", action="store_true", help="print JSON")
+
+    s = sub.add_parser("similar", help="the papers nearest to one paper, with the key terms they share")
+    s.add_argument("paper_id", help="the paper's id (see search --json)")
+    s.add_argument("-k", type=int, default=10, help="number of papers (default 10)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+
+    s = sub.add_parser("related", help="the papers closest to a text, such as your own project's abstract")
+    s.add_argument("file", help="a UTF-8 text file, or - for stdin")
+    s.add_argument("-k", type=int, default=10, help="number of papers (default 10)")
+    s.add_argument("--json", action="store_true", help="print JSON")
 
     s = sub.add_parser("eval", help="measure retrieval quality on a BEIR-format folder")
     s.add_argument("dir", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
@@ -69,6 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("run", help="start the Discord bot")
     sub.add_parser("doctor", help="check configuration, model, store, index, LLM and token")
     return p
+
+
+def _filter_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("filters (applied before ranking; case and accents ignored)")
+    g.add_argument("--author", default="", help="papers with this author (any author of the paper)")
+    g.add_argument("--area", default="", help="papers in this area or subarea")
+    g.add_argument("--type", default="", choices=["", *PRESENTATION_TYPES], metavar="{oral,spotlight,poster}",
+                   help="presentation type")
+    g.add_argument("--track", default="", help="track, e.g. Main or 'Datasets and Benchmarks'")
+    g.add_argument("--keyword", default="", help="papers with this keyword")
+
+
+def _filters(args) -> Filters | None:
+    return Filters(author=args.author, area=args.area, type=args.type, track=args.track,
+                   keyword=args.keyword) or None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,9 +209,10 @@ def cmd_search(args, settings: Settings) -> int:
     with open_library(settings) as lib:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
         queries = [args.query] if args.query is not None else (line.strip() for line in sys.stdin)
+        filters = _filters(args)
         for query in queries:
             if query:
-                result = lib.search(query, args.k)
+                result = lib.search(query, args.k, filters)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
                 sys.stdout.flush()
     return 0
@@ -182,12 +221,13 @@ def cmd_search(args, settings: Settings) -> int:
 def cmd_ask(args, settings: Settings) -> int:
     use_llm = settings.llm.enabled and not args.no_llm
     live = use_llm and not args.json and sys.stderr.isatty()
-    answer = asyncio.run(_ask(settings, args.question, args.k, use_llm, live))
+    answer = asyncio.run(_ask(settings, args.question, args.k, use_llm, live, _filters(args)))
     print(json.dumps(answer.to_json(), ensure_ascii=False) if args.json else render_answer_text(answer))
     return 0
 
 
-async def _ask(settings: Settings, question: str, k: int | None, use_llm: bool, live: bool) -> Answer:
+async def _ask(settings: Settings, question: str, k: int | None, use_llm: bool, live: bool,
+               filters: Filters | None = None) -> Answer:
     """One question; the services live exactly as long as the command."""
     shown = ""
 
@@ -201,10 +241,69 @@ async def _ask(settings: Settings, question: str, k: int | None, use_llm: bool, 
     async with open_services(settings, use_llm=use_llm) as services:
         _report_bundled_ingest(await asyncio.to_thread(services.library.ensure_ingested, progress), settings)
         answer = await answer_question(services.library, question, llm=services.llm, k=k,
-                                       on_text=show if live else None)
+                                       on_text=show if live else None, filters=filters)
     if shown:
         sys.stderr.write("\n\n")
     return answer
+
+
+def cmd_papers(args, settings: Settings) -> int:
+    filters = Filters(author=args.author, area=args.area, type=args.type, track=args.track, keyword=args.keyword)
+    with open_library(settings) as lib:
+        _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
+        papers = lib.browse(filters)
+        notice = no_match_notice(filters, lib.papers()) if filters and not papers else ""
+    if args.json:
+        out = {"filters": filters.to_json(), "papers": [paper_json(p) for p in papers]}
+        if notice:
+            out["notice"] = notice
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        heading = f"{len(papers)} papers" + (f" matching {filters.describe()}" if filters else "")
+        print(notice or render_papers_text(heading, papers))
+    return 0
+
+
+def _check_k(k: int) -> None:
+    if not 1 <= k <= 100:
+        raise PaperbotError(f"-k must be between 1 and 100, got {k}")
+
+
+def cmd_similar(args, settings: Settings) -> int:
+    _check_k(args.k)
+    with open_library(settings) as lib:
+        _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
+        paper = lib.paper(args.paper_id)
+        similar = lib.similar(args.paper_id, args.k) if paper is not None else None
+    if paper is None or similar is None:
+        raise PaperbotError(f"no paper has the id {args.paper_id!r} (ids are in `paperbot search --json` "
+                            "and `paperbot papers --json`)")
+    if args.json:
+        print(json.dumps({"paper": paper_json(paper), "papers": [s.to_json() for s in similar]}, ensure_ascii=False))
+    else:
+        print(render_similar_text(f"Papers like: {readable(paper.title or paper.label)}", similar))
+    return 0
+
+
+def cmd_related(args, settings: Settings) -> int:
+    _check_k(args.k)
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(args.file, f"cannot read it as UTF-8 text ({exc})") from None
+    if not text.strip():
+        raise InputError(args.file, "is empty; give the text of an abstract")
+    with open_library(settings) as lib:
+        _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
+        related = lib.related(text, args.k)
+    if args.json:
+        print(json.dumps({"chars": len(text.strip()), "papers": [s.to_json() for s in related]}, ensure_ascii=False))
+    else:
+        print(render_similar_text("Papers related to your text:", related))
+    return 0
 
 
 def cmd_eval(args, settings: Settings) -> int:
@@ -243,6 +342,9 @@ COMMANDS = {
     "ingest": cmd_ingest,
     "search": cmd_search,
     "ask": cmd_ask,
+    "papers": cmd_papers,
+    "similar": cmd_similar,
+    "related": cmd_related,
     "eval": cmd_eval,
     "chat": cmd_chat,
     "run": cmd_run,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import textwrap
 
-from bot.text import answer_footer
+from bot.text import answer_footer, readable
 from paperbot import messages
-from retrieval.types import Answer, Hit, SearchResult
+from paperbot.records import Paper
+from retrieval.types import Answer, Hit, SearchResult, Similar
 
 WIDTH = 100
 _UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#-])")
@@ -27,16 +28,34 @@ def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
 
 
 def _quoted(text: str) -> list[str]:
-    return wrap(f"\u201c{text}\u201d", indent="    ")
+    if not text:
+        return wrap(f"({messages.ABSTRACT_PENDING})", indent="    ")
+    return wrap(f"\u201c{readable(text)}\u201d", indent="    ")
+
+
+def title_of(paper: Paper) -> str:
+    return readable(paper.title or paper.label)
+
+
+def detail_line(paper: Paper) -> str:
+    """file and position · type · track · area · the paper's page."""
+    parts = [paper.where] + [v for v in (paper.presentation, paper.track, paper.area, paper.url or paper.site_url) if v]
+    return "    " + " · ".join(parts)
 
 
 def _hit_lines(n: int, h: Hit) -> list[str]:
-    return [f"[{n}] {h.label} — {h.where}  (score {h.score:.2f})", *_quoted(h.snippet)]
+    return [f"[{n}] {title_of(h.paper)}  (score {h.score:.2f})", detail_line(h.paper), *_quoted(h.snippet)]
+
+
+def _filter_lines(filters) -> list[str]:
+    return [f"Filters: {filters.describe()}"] if filters else []
 
 
 def render_search_text(result: SearchResult) -> str:
-    lines = [f"Query: {result.query}"]
-    if result.abstained:
+    lines = [f"Query: {result.query}", *_filter_lines(result.filters)]
+    if result.notice:
+        lines.append(result.notice)
+    elif result.abstained:
         lines += [messages.ABSTAIN, messages.ABSTAIN_CLOSEST]
     for n, h in enumerate(result.hits, start=1):
         lines += _hit_lines(n, h)
@@ -44,7 +63,10 @@ def render_search_text(result: SearchResult) -> str:
 
 
 def render_answer_text(answer: Answer) -> str:
-    lines = [f"Q: {answer.question}", ""]
+    lines = [f"Q: {answer.question}", *_filter_lines(answer.filters), ""]
+    if answer.notice:
+        lines.append(answer.notice)
+        return "\n".join(lines)
     if answer.abstained:
         lines.append(messages.ABSTAIN)
         if answer.hits:
@@ -52,12 +74,31 @@ def render_answer_text(answer: Answer) -> str:
             for n, h in enumerate(answer.hits, start=1):
                 lines += _hit_lines(n, h)
         return "\n".join(lines)
-    lines += wrap(answer.text)
+    lines += wrap(readable(answer.text))
     lines += ["", "Sources:"]
     for c in answer.citations:
-        lines.append(f"[{c.n}] {c.label} — {c.where}")
+        lines += [f"[{c.n}] {title_of(c.paper)}", detail_line(c.paper)]
         lines += _quoted(c.quote)
     lines += ["", answer_footer(answer)]
+    return "\n".join(lines)
+
+
+def render_papers_text(heading: str, papers: list[Paper]) -> str:
+    """A list of papers (an author's, an area's): title, authors, details."""
+    lines = [heading, ""]
+    for n, p in enumerate(papers, start=1):
+        lines.append(f"{n}. {title_of(p)}")
+        if p.authors:
+            lines += wrap(p.authors_line, indent="    ")
+        lines.append(detail_line(p))
+    return "\n".join(lines)
+
+
+def render_similar_text(heading: str, similar: list[Similar]) -> str:
+    lines = [heading, ""]
+    for n, s in enumerate(similar, start=1):
+        lines += [f"[{n}] {title_of(s.paper)}  (score {s.score:.2f})", detail_line(s.paper),
+                  f"    shared terms: {', '.join(s.shared_terms) or '—'}"]
     return "\n".join(lines)
 
 

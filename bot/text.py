@@ -1,6 +1,8 @@
-"""Plain-text pieces every front end shows the same way: the answer's footer."""
+"""Plain-text pieces every front end shows the same way: the answer's footer, LaTeX made readable."""
 
 from __future__ import annotations
+
+import re
 
 from retrieval.types import Answer
 
@@ -19,3 +21,62 @@ def answer_footer(answer: Answer) -> str:
     if answer.fallback_reason:
         parts.append(f"fell back: {answer.fallback_reason}")
     return " · ".join(parts)
+
+
+# -- LaTeX in titles and abstracts, as readable text ---------------------------------------------------
+
+_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
+          "upsilon phi chi psi omega").split()
+_SYMBOLS = {
+    **{name: chr(0x3B1 + i + (1 if i >= 17 else 0)) for i, name in enumerate(_GREEK)},
+    **{name.capitalize(): chr(0x391 + i + (1 if i >= 17 else 0)) for i, name in enumerate(_GREEK)},
+    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "varsigma": "ς", "ell": "ℓ",
+    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…", "leq": "≤", "le": "≤", "geq": "≥",
+    "ge": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
+    "infty": "∞", "pm": "±", "mp": "∓", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆", "cup": "∪",
+    "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "Σ", "prod": "Π",
+    "int": "∫", "sqrt": "√", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒",
+    "leftrightarrow": "↔", "mapsto": "↦", "log": "log", "exp": "exp", "max": "max", "min": "min",
+    "arg": "arg", "top": "⊤", "star": "⋆", "circ": "∘", "ast": "∗", "%": "%", "&": "&", "_": "_", "#": "#",
+    "{": "{", "}": "}", ",": " ", ";": " ", "quad": " ", "qquad": " ", "!": "", " ": " ",
+}
+_BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+_SUPER = str.maketrans("0123456789+-=()nTi", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿᵀⁱ")
+_SUB = str.maketrans("0123456789+-=()aeiojkntx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒⱼₖₙₜₓ")
+_MATH = re.compile(r"(?<![\\\w])\$\$?(?!\s)(.+?)(?<![\s\\])\$\$?(?!\d)", re.S)
+_FONT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|textsc|emph|mathrm|mathbf|mathit|mathsf|mathtt|"
+                   r"operatorname|boldsymbol|bm|mathcal|mathscr|mathfrak)\s*\{([^{}]*)\}")
+_BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
+_COMMAND = re.compile(r"\\([A-Za-z]+|[%&_#{},;! ])")
+_SCRIPT = re.compile(r"([\^_])(\{[^{}]*\}|[A-Za-z0-9+\-=])")
+
+
+def _scripted(m: re.Match) -> str:
+    body = m.group(2).strip("{}")
+    table = _SUPER if m.group(1) == "^" else _SUB
+    converted = body.translate(table)
+    if all(c != o or not c.isalnum() for c, o in zip(converted, body)) or len(body) == 1 and converted != body:
+        return converted
+    return ("^" if m.group(1) == "^" else "_") + (body if len(body) == 1 else f"({body})")
+
+
+def _math(body: str) -> str:
+    body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), body)
+    for _ in range(3):  # nested fonts: \mathbf{\text{x}}
+        body = _FONT.sub(r"\1", body)
+    body = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), body)
+    body = _SCRIPT.sub(_scripted, body)
+    return body.replace("{", "").replace("}", "").replace("~", " ")
+
+
+def readable(text: str) -> str:
+    """LaTeX as people read it: `$\\beta$-DPO` → `β-DPO`, `$O(n^2)$` → `O(n²)`; other text unchanged.
+
+    For display only (Discord and the terminal); stored text and JSON keep the source.
+    """
+    if "\\" not in text and "$" not in text:
+        return text
+    text = _MATH.sub(lambda m: _math(m.group(1)), text)
+    for _ in range(2):
+        text = _FONT.sub(r"\1", text)
+    return re.sub(r"\\([%&_#$])", r"\1", text)

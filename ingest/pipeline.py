@@ -1,27 +1,30 @@
 """parse → chunk → embed → store, incrementally.
 
-Chunk ids carry the paper's content hash, so a changed paper's new chunks are
+Chunk ids carry the paper's embed hash (title and abstract), so a changed paper's new chunks are
 written before its old ones are deleted, and an interrupted run is finished by
 simply running again: a paper counts as stored only when all of its chunks for
 its current content are present. Every file is parsed before anything is
-written, so a malformed file leaves the store untouched.
+written, so a malformed file leaves the store untouched. A paper whose embedded
+text is unchanged but whose metadata changed (a decision, an area, a new author
+list) has its stored metadata updated in place, without embedding anything.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.chunk import chunk_text
+from ingest.chunk import Chunk, chunk_text
 from ingest.embed import Embedder
-from ingest.parse import discover, parse_file
+from ingest.parse import discover, read_file, supplement_paper, with_abstract
 from ingest.store import Store
 from paperbot.records import (
     Paper,
     StoredChunk,
+    assemble,
     chunk_id,
     chunk_metadata,
     indexed_text,
@@ -59,26 +62,47 @@ class IngestSummary:
         return text
 
 
-def load_papers(paths: Iterable[Path]) -> tuple[list[Paper], list[str], list[str]]:
-    """Parse every file first (any error aborts before writing); drop repeated abstracts."""
+def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
+                ) -> tuple[list[Paper], list[str], list[str]]:
+    """Parse every file first (any error aborts before writing); drop repeated papers.
+
+    Abstracts published apart from their program (an {id: abstract} file) are merged into
+    the paper with that id, listed in these files or else already stored (`known`); an
+    abstract whose paper is listed nowhere is a paper of its own.
+    """
     files = discover(list(paths))
+    parsed = [read_file(f) for f in files]
     papers: list[Paper] = []
-    seen: dict[str, Paper] = {}
+    index: dict[str, int] = {}
     duplicates: list[str] = []
-    for f in files:
-        for p in parse_file(f):
-            if p.paper_id in seen:
-                first = seen[p.paper_id]
-                duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}")
-                continue
-            seen[p.paper_id] = p
-            papers.append(p)
+
+    def add(p: Paper) -> None:
+        if p.paper_id in index:
+            first = papers[index[p.paper_id]]
+            duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}")
+            return
+        index[p.paper_id] = len(papers)
+        papers.append(p)
+
+    for pf in parsed:
+        for p in pf.papers:
+            add(p)
+    for pf in parsed:
+        for s in pf.abstracts:
+            if s.paper_id in index and papers[index[s.paper_id]].source != s.source:
+                papers[index[s.paper_id]] = with_abstract(papers[index[s.paper_id]], s.abstract)
+            elif s.paper_id not in index and known and s.paper_id in known and known[s.paper_id].source != s.source:
+                add(with_abstract(known[s.paper_id], s.abstract))
+            else:
+                add(supplement_paper(s))
     return papers, [f.name for f in files], duplicates
 
 
 def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
     """(chunk id, verbatim text, metadata) for every chunk of `paper`."""
-    if embedder is not None:
+    if not paper.abstract:  # listed before its abstract is published: one chunk, title and keywords
+        chunks = [Chunk(0, 0, 0, "")]
+    elif embedder is not None:
         budget = int(embedder.max_tokens * CHUNK_FILL) - (embedder.count_tokens(paper.title) if paper.title else 0)
         chunks = chunk_text(paper.abstract, max_tokens=max(64, budget), count_tokens=embedder.count_tokens)
     else:
@@ -99,12 +123,12 @@ def ingest(
     With `prune_sources`, papers of the given sources that are no longer in
     their files are removed; papers of other sources are never touched.
     """
-    papers, sources, duplicates = load_papers(paths)
+    stored = _stored_state(store)
+    papers, sources, duplicates = load_papers(paths, known={pid: s.fields for pid, s in stored.items()})
     summary = IngestSummary(duplicates=duplicates, sources=sources)
     for d in duplicates:
         log.warning("duplicate abstract skipped: %s", d)
 
-    stored = _stored_state(store)
     wanted = {p.paper_id: p for p in papers}
     to_embed: list[Paper] = []
     relabel_ids: list[str] = []
@@ -121,11 +145,18 @@ def ingest(
             else:
                 summary.added += 1
             continue
-        summary.unchanged += 1
         stale_ids.extend(state.ids_except(p.content_hash))
+        chunks = state.chunks_of(p.content_hash)
+        meta_changed = any(c.meta_hash != p.meta_hash for c in chunks)
+        # Chunks stored before metadata had its own hash are upgraded quietly.
+        if meta_changed and all(c.meta_hash for c in chunks):
+            summary.updated += 1
+        else:
+            summary.unchanged += 1
         if state.placement != (p.source, p.position):
             summary.moved += 1
-            for chunk in state.chunks_of(p.content_hash):
+        if meta_changed or state.placement != (p.source, p.position):
+            for chunk in chunks:
                 relabel_ids.append(chunk.chunk_id)
                 relabel_meta.append(chunk.moved_to(p))
 
@@ -154,7 +185,7 @@ def ingest(
     for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
         batch = to_embed[i:i + EMBED_BATCH_PAPERS]
         rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
-        vectors = embedder.encode([indexed_text(p.title, text) for p, _, text, _ in rows])
+        vectors = embedder.encode([indexed_text(p.title, text, p.keywords) for p, _, text, _ in rows])
         store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
         total_chunks += len(rows)
         done += len(batch)
@@ -171,15 +202,26 @@ def ingest(
 
 
 class _PaperState:
-    """What the store holds of one paper: its chunks grouped by content version."""
+    """What the store holds of one paper: its chunks grouped by embedded-content version."""
 
     def __init__(self) -> None:
         self.by_hash: dict[str, list[StoredChunk]] = defaultdict(list)
         self.placement: tuple[str, int] = ("", 0)
+        self.fields: Paper | None = None
 
     def add(self, chunk: StoredChunk) -> None:
         self.by_hash[chunk.content_hash].append(chunk)
         self.placement = (chunk.fields.source, chunk.fields.position)
+        self.fields = chunk.fields
+
+    def rekey_legacy(self) -> None:
+        """Chunks stored before the embed hash existed: find their embed hash from their own text."""
+        for old in [h for h, chunks in self.by_hash.items() if chunks[0].legacy]:
+            chunks = self.by_hash[old]
+            if is_complete(chunks):
+                new = assemble(chunks).embed_hash
+                if new != old:
+                    self.by_hash[new].extend(self.by_hash.pop(old))
 
     def complete(self, content_hash: str) -> bool:
         return is_complete(self.by_hash.get(content_hash, []))
@@ -196,6 +238,16 @@ class _PaperState:
 
 def _stored_state(store: Store) -> dict[str, _PaperState]:
     state: dict[str, _PaperState] = defaultdict(_PaperState)
+    legacy: set[str] = set()
     for chunk in store.iter_chunks(with_text=False):
         state[chunk.paper_id].add(chunk)
+        if chunk.legacy:
+            legacy.add(chunk.paper_id)
+    if legacy:  # their texts are needed once, to re-key them
+        state = {pid: s for pid, s in state.items() if pid not in legacy}
+        for chunk in store.iter_chunks(with_text=True):
+            if chunk.paper_id in legacy:
+                state.setdefault(chunk.paper_id, _PaperState()).add(chunk)
+        for pid in legacy:
+            state[pid].rekey_legacy()
     return state

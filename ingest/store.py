@@ -195,14 +195,20 @@ class Store:
         order = {cid: i for i, cid in enumerate(page["ids"])}
         return [page["embeddings"][order[c]] for c in ids if c in order]
 
-    def query(self, vector, n: int) -> list[tuple[str, float]]:
-        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first."""
+    def query(self, vector, n: int, paper_ids: list[str] | None = None) -> list[tuple[str, float]]:
+        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first.
+
+        With `paper_ids`, only chunks of those papers are searched (a filter applied before ranking).
+        """
         total = self.count()
-        if total == 0:
+        if total == 0 or paper_ids == []:
             return []
+        where = None
+        if paper_ids is not None:
+            where = {"paper_id": paper_ids[0]} if len(paper_ids) == 1 else {"paper_id": {"$in": list(paper_ids)}}
         try:
             res = self._collection.query(query_embeddings=[list(map(float, vector))], n_results=min(n, total),
-                                         include=["distances"])
+                                         where=where, include=["distances"])
         except Exception as exc:
             raise self._wrap(exc, "query") from None
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]

@@ -8,6 +8,9 @@
     is_complete()    the rule for a paper whose chunks are all stored
 
 Adding a paper field touches `Paper` and its two metadata functions here, nothing else.
+Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
+`meta_hash` (everything else shown: a change updates the stored metadata in place).
+Metadata missing from chunks stored by older versions reads as empty.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+PRESENTATION_TYPES = ("oral", "spotlight", "poster")
 
 
 @dataclass(frozen=True)
 class Paper:
-    """One abstract with everything needed to cite it."""
+    """One paper with everything needed to cite it; `abstract` is "" when it is not yet published."""
 
     paper_id: str
     source: str  # the corpus file's name
@@ -29,20 +34,53 @@ class Paper:
     abstract: str
     label: str  # the title, or a short label derived from an untitled abstract
     title: str = ""
-    authors: str = ""
-    url: str = ""
+    authors: tuple[str, ...] = ()
+    affiliations: tuple[str, ...] = ()  # one per author ("" when unknown), or empty
+    url: str = ""  # the paper's page (the OpenReview forum when known)
     venue: str = ""
-    links: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()  # code, models, project pages found in the abstract
+    keywords: tuple[str, ...] = ()
+    area: str = ""
+    subarea: str = ""
+    presentation: str = ""  # oral, spotlight, poster or ""
+    track: str = ""
+    tldr: str = ""
+    pdf_url: str = ""
+    site_url: str = ""  # the conference site's page
 
     @property
     def where(self) -> str:
         return f"{self.source} #{self.position}"
 
     @property
+    def has_abstract(self) -> bool:
+        return bool(self.abstract)
+
+    @property
+    def authors_line(self) -> str:
+        return ", ".join(self.authors)
+
+    @property
+    def embed_hash(self) -> str:
+        """Changes when what is embedded changes (title, abstract; keywords stand in for a missing abstract)."""
+        parts = [self.title, self.abstract] + ([] if self.abstract else list(self.keywords))
+        return _hash(parts)
+
+    @property
+    def meta_hash(self) -> str:
+        """Changes when anything shown but not embedded changes (placement aside): updated in place."""
+        return _hash([self.label, *self.authors, "\x1e", *self.affiliations, "\x1e", self.url, self.venue,
+                      *self.links, "\x1e", *self.keywords, "\x1e", self.area, self.subarea, self.presentation,
+                      self.track, self.tldr, self.pdf_url, self.site_url])
+
+    @property
     def content_hash(self) -> str:
-        """Changes whenever anything that is embedded or shown changes."""
-        payload = "\x1f".join([self.title, self.abstract, self.authors, self.url, self.venue, self.label])
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+        """The version of the paper's chunks: they are re-embedded exactly when it changes."""
+        return self.embed_hash
+
+
+def _hash(parts: list[str]) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 # -- how chunks are named and what is indexed ------------------------------------------------
@@ -58,8 +96,13 @@ def paper_id_of(chunk: str) -> str:
     return chunk.rsplit(":", 2)[0]
 
 
-def indexed_text(title: str, chunk: str) -> str:
-    """What the model and the keyword index read: the title (if any) gives every chunk its context."""
+def indexed_text(title: str, chunk: str, keywords: tuple[str, ...] | list[str] = ()) -> str:
+    """What the model and the keyword index read: the title (if any) gives every chunk its context.
+
+    A paper without an abstract has one empty chunk; its title and keywords are what is indexed.
+    """
+    if not chunk:
+        return ". ".join(p for p in (title, ", ".join(keywords)) if p)
     return f"{title}. {chunk}" if title else chunk
 
 
@@ -67,18 +110,29 @@ def indexed_text(title: str, chunk: str) -> str:
 
 
 def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: int) -> dict[str, Any]:
-    """The flat metadata Chroma keeps with one chunk of `paper`."""
+    """The flat metadata Chroma keeps with one chunk of `paper` (lists as JSON text)."""
     return {
         "paper_id": paper.paper_id,
         "source": paper.source,
         "position": paper.position,
         "label": paper.label,
         "title": paper.title,
-        "authors": paper.authors,
+        "authors": _dumps(paper.authors),
+        "affiliations": _dumps(paper.affiliations),
         "url": paper.url,
         "venue": paper.venue,
-        "links": json.dumps(list(paper.links), ensure_ascii=False),
-        "content_hash": paper.content_hash,
+        "links": _dumps(paper.links),
+        "keywords": _dumps(paper.keywords),
+        "area": paper.area,
+        "subarea": paper.subarea,
+        "presentation": paper.presentation,
+        "track": paper.track,
+        "tldr": paper.tldr,
+        "pdf_url": paper.pdf_url,
+        "site_url": paper.site_url,
+        "content_hash": paper.embed_hash,
+        "embed_hash": paper.embed_hash,
+        "meta_hash": paper.meta_hash,
         "abstract_chars": len(paper.abstract),
         "chunk_index": index,
         "n_chunks": n_chunks,
@@ -94,13 +148,15 @@ class StoredChunk:
     chunk_id: str
     text: str
     paper_id: str
-    content_hash: str
+    content_hash: str  # the embed hash (for chunks stored before it existed, the old whole-paper hash)
     index: int
     n_chunks: int
     start: int
     end: int
     abstract_chars: int
     fields: Paper  # the paper's metadata, with an empty abstract
+    meta_hash: str = ""  # "" for chunks stored before metadata had its own hash
+    legacy: bool = False  # stored before the embed hash existed: its content_hash is not comparable
 
     @classmethod
     def from_metadata(cls, cid: str, text: str, meta: Mapping[str, Any]) -> StoredChunk:
@@ -108,16 +164,23 @@ class StoredChunk:
         fields = Paper(
             paper_id=str(meta.get("paper_id") or paper_id_of(cid)), source=str(meta.get("source", "")),
             position=int(meta.get("position", 0)), abstract="", label=str(meta.get("label", "")),
-            title=str(meta.get("title", "")), authors=str(meta.get("authors", "")), url=str(meta.get("url", "")),
+            title=str(meta.get("title", "")), authors=tuple(_loads_authors(meta.get("authors"))),
+            affiliations=tuple(_loads_list(meta.get("affiliations"))), url=str(meta.get("url", "")),
             venue=str(meta.get("venue", "")), links=tuple(_loads_list(meta.get("links"))),
+            keywords=tuple(_loads_list(meta.get("keywords"))), area=str(meta.get("area", "")),
+            subarea=str(meta.get("subarea", "")), presentation=str(meta.get("presentation", "")),
+            track=str(meta.get("track", "")), tldr=str(meta.get("tldr", "")), pdf_url=str(meta.get("pdf_url", "")),
+            site_url=str(meta.get("site_url", "")),
         )
-        return cls(chunk_id=cid, text=text, paper_id=fields.paper_id, content_hash=str(meta.get("content_hash", "")),
+        legacy = "embed_hash" not in meta
+        return cls(chunk_id=cid, text=text, paper_id=fields.paper_id,
+                   content_hash=str(meta.get("embed_hash") or meta.get("content_hash", "")),
                    index=int(meta.get("chunk_index", -1)), n_chunks=int(meta.get("n_chunks", -1)), start=start,
                    end=int(meta.get("end", start + len(text))), abstract_chars=int(meta.get("abstract_chars") or 0),
-                   fields=fields)
+                   fields=fields, meta_hash=str(meta.get("meta_hash", "")), legacy=legacy)
 
     def moved_to(self, paper: Paper) -> dict[str, Any]:
-        """This chunk's metadata for `paper` (same content, another file or position)."""
+        """This chunk's metadata for `paper` (same embedded content; other metadata, file or position)."""
         return chunk_metadata(paper, index=self.index, n_chunks=self.n_chunks, start=self.start, end=self.end)
 
 
@@ -134,10 +197,18 @@ def assemble(chunks: Iterable[StoredChunk]) -> Paper:
     buf = [" "] * size
     for c in chunks:
         buf[c.start:c.start + len(c.text)] = c.text
-    fields = chunks[0].fields
-    return Paper(paper_id=fields.paper_id, source=fields.source, position=fields.position,
-                 abstract="".join(buf[:size]), label=fields.label, title=fields.title, authors=fields.authors,
-                 url=fields.url, venue=fields.venue, links=fields.links)
+    return replace(chunks[0].fields, abstract="".join(buf[:size]))
+
+
+def _dumps(values: tuple[str, ...]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def _loads_authors(raw: Any) -> list[str]:
+    """Authors as stored: a JSON list, or (stores built before lists) one comma-separated string."""
+    if isinstance(raw, str) and raw and not raw.startswith("["):
+        return [a.strip() for a in raw.split(",") if a.strip()]
+    return _loads_list(raw)
 
 
 def _loads_list(raw: Any) -> list[str]:

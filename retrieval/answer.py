@@ -19,12 +19,16 @@ def citations_for(hits: list[Hit]) -> list[Citation]:
 def extractive_answer(result: SearchResult) -> Answer:
     """A few sentences, each the verbatim best sentence of one cited paper, followed by its [n]."""
     if result.abstained or not result.hits:
-        return Answer(question=result.query, text=messages.ABSTAIN, abstained=True, citations=[], hits=result.hits,
-                      fallback_reason=result.reason or None)
+        return Answer(question=result.query, text=result.notice or messages.ABSTAIN, abstained=True, citations=[],
+                      hits=result.hits, fallback_reason=result.reason or None, filters=result.filters,
+                      notice=result.notice)
     citations = citations_for(result.hits)
     by_id = {h.paper_id: h for h in result.hits}
     lines = []
     for c in citations:
-        best = by_id[c.paper_id].quotes[0].text
+        hit = by_id[c.paper_id]
+        # A paper listed before its abstract is published is named, never quoted beyond its title.
+        best = hit.quotes[0].text if hit.quotes else f"{hit.paper.title} ({messages.ABSTRACT_PENDING})"
         lines.append(f"{best} [{c.n}]")
-    return Answer(question=result.query, text="\n".join(lines), abstained=False, citations=citations, hits=result.hits)
+    return Answer(question=result.query, text="\n".join(lines), abstained=False, citations=citations, hits=result.hits,
+                  filters=result.filters)

@@ -117,6 +117,10 @@ class KeywordIndex:
         indptr, indices = self._bm25.scores["indptr"], self._bm25.scores["indices"]
         return np.asarray(indices[indptr[tid]:indptr[tid + 1]], dtype=np.int64)
 
+    def df(self, token: str) -> int:
+        """How many chunks contain `token`."""
+        return self._df.get(token, 0)
+
     def idf(self, token: str) -> float:
         n = max(len(self.chunk_ids), 1)
         df = self._df.get(token, 0)

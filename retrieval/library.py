@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.embed import Embedder
@@ -18,8 +19,9 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError, PaperbotError
 from paperbot.records import Paper
 from paperbot.settings import Settings
+from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
-from retrieval.types import SearchResult
+from retrieval.types import SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,8 @@ class Stats:
     sources: list[str]
     model: str
     store: str
+    areas: dict[str, int] = field(default_factory=dict)  # papers per area, most first
+    types: dict[str, int] = field(default_factory=dict)  # papers per presentation type
 
 
 class Library:
@@ -99,8 +103,24 @@ class Library:
 
     # -- questions -------------------------------------------------------------------
 
-    def search(self, query: str, k: int | None = None) -> SearchResult:
-        return self.retriever.search(query, k)
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult:
+        return self.retriever.search(query, k, filters)
+
+    def similar(self, paper_id: str, k: int = 10) -> list[Similar] | None:
+        """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""
+        return self.retriever.similar(paper_id, k)
+
+    def related(self, text: str, k: int = 10) -> list[Similar]:
+        """The papers closest to a pasted text (the abstract of the lab's own project)."""
+        return self.retriever.related(text, k)
+
+    def browse(self, filters: Filters) -> list[Paper]:
+        """Every paper passing `filters` (an author's papers, an area's papers), orals first."""
+        return self.retriever.browse(filters)
+
+    def facets(self) -> dict[str, Counter[str]]:
+        """Per filter field (author, area, type, track, keyword), the corpus's values and their paper counts."""
+        return facets(self.papers())
 
     def paper(self, paper_id: str) -> Paper | None:
         return self.retriever.paper(paper_id)
@@ -120,4 +140,6 @@ class Library:
             sources=sorted({p.source for p in papers}),
             model=self.embedder.name,
             store=self.store.where,
+            areas=dict(Counter(p.area for p in papers if p.area).most_common()),
+            types=dict(Counter(p.presentation for p in papers if p.presentation).most_common()),
         )

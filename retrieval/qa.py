@@ -29,8 +29,10 @@ from dataclasses import replace
 from typing import Any
 
 from paperbot.errors import LLMError
+from paperbot.messages import ABSTRACT_PENDING
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
+from retrieval.filters import Filters
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 from retrieval.types import Answer
@@ -47,7 +49,8 @@ OnText = Callable[[str], Any]
 
 
 async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
-                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS) -> Answer:
+                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
+                          filters: Filters | None = None) -> Answer:
     """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
@@ -65,7 +68,8 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
             endpoint_failed = f"the LLM failed while translating the question: {exc}"
         if query != question:
             search_query = query
-    result = await asyncio.to_thread(library.search, query, k)
+    args = (query, k, filters) if filters else (query, k)  # unfiltered: the plain two-argument search
+    result = await asyncio.to_thread(library.search, *args)
     extractive = replace(extractive_answer(result), question=question, search_query=search_query)
 
     def fallback(reason: str) -> Answer:
@@ -81,7 +85,8 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
 
     citations = citations_for(result.hits)
     valid = {c.n for c in citations}
-    messages = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
+    messages = prompts.answer_messages(question, [(c.n, c.label, c.quote or f"{c.paper.title} ({ABSTRACT_PENDING})")
+                                                  for c in citations])
     try:
         completion = await llm.chat(messages, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:

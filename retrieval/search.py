@@ -17,24 +17,29 @@ from __future__ import annotations
 import ctypes
 import gc
 import logging
+import re
 import threading
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
-from ingest.chunk import split_sentences
+from ingest.chunk import chunk_text, split_sentences
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
+from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
-from retrieval.types import Hit, Quote, SearchResult
+from retrieval.types import Hit, Quote, SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
 CANDIDATES = 100
+KEY_TERMS = 30  # distinctive terms of a paper that make the BM25 side of a similar-papers query
+SHARED_TERMS = 6  # shown as the reason a paper is similar
+RELATED_MAX_CHARS = 8000
 MAX_QUOTES = 2
 MAX_QUERY_CHARS = 2000
 # Papers whose sentence embeddings are kept for snippets (about 15 KB each).
@@ -72,13 +77,17 @@ class CorpusView:
         for chunk in store.iter_chunks():
             chunk_ids.append(chunk.chunk_id)
             chunk_paper.append(chunk.paper_id)
-            texts.append(indexed_text(chunk.fields.title, chunk.text))
+            texts.append(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))
             chunks_of[chunk.paper_id].append(chunk)
         papers = {pid: assemble(chunks) for pid, chunks in chunks_of.items()}
         keyword = KeywordIndex.build(chunk_ids, texts)
         view = cls(version, chunk_ids, chunk_paper, papers, keyword)
         _release_free_memory()
         return view
+
+    def mask(self, filters: Filters) -> np.ndarray:
+        """Which papers pass `filters` (aligned with `papers`)."""
+        return np.fromiter((filters.matches(p) for p in self.papers.values()), dtype=bool, count=len(self.papers))
 
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""
@@ -122,24 +131,35 @@ class Retriever:
     # -- ranking -------------------------------------------------------------------
 
     def rank(self, query: str, depth: int = CANDIDATES, query_vector: np.ndarray | None = None,
-             mode: str = "hybrid", view: CorpusView | None = None) -> list[RankedPaper]:
-        """Papers best first (no snippets). `mode` is hybrid, dense or lexical (the last two for evaluation)."""
+             mode: str = "hybrid", view: CorpusView | None = None, allowed: np.ndarray | None = None,
+             query_tokens: list[str] | None = None) -> list[RankedPaper]:
+        """Papers best first (no snippets). `mode` is hybrid, dense or lexical (the last two for evaluation).
+
+        `allowed` (a mask over the view's papers) restricts the candidates before anything is
+        ranked: the vector search runs only over those papers' chunks and BM25 scores of the
+        others are dropped. `query_tokens` replaces the query's own BM25 terms (similar papers).
+        """
         view = view or self.view()
         if not view.papers:
             raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
         query = query[:MAX_QUERY_CHARS]
         qvec = self.embedder.encode([query])[0] if query_vector is None else query_vector
         n_papers = len(view.papers)
+        pids = list(view.papers)
+        only = None if allowed is None else [pids[i] for i in np.flatnonzero(allowed)]
 
         dense = np.full(n_papers, np.nan, dtype=np.float32)
-        for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
+        for cid, sim in self.store.query(qvec, n=max(depth * 3, 50), paper_ids=only):
             i = view.paper_index.get(paper_id_of(cid))
             if i is not None and not sim <= dense[i]:
                 dense[i] = sim
 
-        q_tokens = tokenize(query)
+        q_tokens = tokenize(query) if query_tokens is None else query_tokens
         bm25 = np.zeros(n_papers, dtype=np.float32)
         np.maximum.at(bm25, view.chunk_paper_idx, view.keyword.scores(q_tokens))
+        if allowed is not None:
+            dense[~allowed] = np.nan
+            bm25[~allowed] = 0.0
 
         dense_top = np.flatnonzero(~np.isnan(dense))
         dense_top = dense_top[np.argsort(-dense[dense_top], kind="stable")][:depth]
@@ -156,7 +176,6 @@ class Retriever:
                 dense[missing] = self._dense_for(view, missing, qvec)
             fused = _z(dense[cand]) + _z(bm25[cand])
         order = np.argsort(-fused, kind="stable")[:depth]
-        pids = list(view.papers)
         coverage = view.coverage({t: view.keyword.idf(t) for t in set(content_tokens(query))})
         ranked = []
         for j in order:
@@ -178,18 +197,78 @@ class Retriever:
 
     # -- search with snippets and abstention ----------------------------------------
 
-    def search(self, query: str, k: int | None = None) -> SearchResult:
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult:
         query = " ".join(query.split())
         k = k or self.settings.top_k
+        filters = filters or None
         if not query:
-            return SearchResult(query=query, hits=[], abstained=True, reason="empty question")
-        qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+            return SearchResult(query=query, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
-        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view)[:k]
+        allowed = None
+        if filters:
+            if not view.papers:
+                raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
+            allowed = view.mask(filters)
+            if not allowed.any():
+                notice = no_match_notice(filters, list(view.papers.values()))
+                return SearchResult(query=query, hits=[], abstained=True, reason=notice.split("\n")[0],
+                                    filters=filters, notice=notice)
+        qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+        ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
         hits = self._with_quotes(view, ranked, query, qvec)
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
-        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason)
+        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason, filters=filters)
+
+    def browse(self, filters: Filters) -> list[Paper]:
+        """Every paper passing `filters`, orals first, then by title."""
+        return select(self.view().papers.values(), filters)
+
+    # -- papers like a paper, or like a pasted abstract ------------------------------------------------
+
+    def similar(self, paper_id: str, k: int = 10, mode: str = "hybrid") -> list[Similar] | None:
+        """The papers nearest to one stored paper, best first (None when there is no such paper).
+
+        The paper's own chunk vectors (averaged) search the vector index; its most
+        distinctive terms are the BM25 query; both are fused as in `rank`.
+        """
+        view = self.view()
+        paper = view.papers.get(paper_id)
+        if paper is None:
+            return None
+        chunk_idx = np.flatnonzero(view.chunk_paper_idx == view.paper_index[paper_id])
+        vectors = np.asarray(self.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]), dtype=np.float32)
+        qvec = _unit(vectors.mean(axis=0))
+        text = indexed_text(paper.title, paper.abstract, paper.keywords)
+        return self._like(view, text, qvec, k, exclude=paper_id, mode=mode)
+
+    def related(self, text: str, k: int = 10, mode: str = "hybrid") -> list[Similar]:
+        """The papers closest to a text such as the abstract of the lab's own project."""
+        text = " ".join(text.split())[:RELATED_MAX_CHARS]
+        if not text:
+            return []
+        view = self.view()
+        if not view.papers:
+            raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
+        pieces = [c.text for c in chunk_text(text, max_tokens=int(self.embedder.max_tokens * 0.8),
+                                            count_tokens=self.embedder.count_tokens)] or [text]
+        qvec = _unit(np.asarray(self.embedder.encode(pieces), dtype=np.float32).mean(axis=0))
+        return self._like(view, text, qvec, k, exclude=None, mode=mode)
+
+    def _like(self, view: CorpusView, text: str, qvec: np.ndarray, k: int, exclude: str | None,
+              mode: str) -> list[Similar]:
+        terms = key_terms(view.keyword, text)
+        ranked = self.rank(text, depth=max(CANDIDATES, k + 1), query_vector=qvec, view=view, mode=mode,
+                           query_tokens=list(terms))
+        ranked = [r for r in ranked if r.paper_id != exclude][:k]
+        surface = surface_forms(text)
+        out = []
+        for r in ranked:
+            other = view.papers[r.paper_id]
+            theirs = set(tokenize(indexed_text(other.title, other.abstract, other.keywords)))
+            shared = [surface.get(t, t) for t in terms if t in theirs][:SHARED_TERMS]
+            out.append(Similar(paper=other, score=r.score, shared_terms=tuple(dict.fromkeys(shared)), dense=r.dense))
+        return out
 
     def is_relevant(self, r: RankedPaper) -> bool:
         return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
@@ -229,9 +308,7 @@ class Retriever:
             quotes, vecs = cached[r.paper_id]
             sentences.extend((n, q) for q in quotes)
             sims_parts.append(vecs @ qvec if len(quotes) else np.zeros(0, dtype=np.float32))
-        if not sentences:
-            return []
-        sims = np.concatenate(sims_parts)
+        sims = np.concatenate(sims_parts) if sims_parts else np.zeros(0, dtype=np.float32)
         weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
         total_w = sum(weights.values()) or 1.0
         per_paper: dict[int, list[tuple[float, Quote]]] = defaultdict(list)
@@ -259,6 +336,28 @@ def _release_free_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
         pass
+
+
+def key_terms(keyword: KeywordIndex, text: str, n: int = KEY_TERMS) -> list[str]:
+    """The text's most distinctive indexed terms (frequency × IDF), best first."""
+    counts = Counter(t for t in content_tokens(text) if keyword.idf(t) > 0 and keyword.df(t) > 0)
+    ranked = sorted(counts, key=lambda t: (-counts[t] * keyword.idf(t), t))
+    return ranked[:n]
+
+
+def surface_forms(text: str) -> dict[str, str]:
+    """Index token → the word as the text writes it ("diffus" → "diffusion"; acronyms keep their case)."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"[^\W_]+(?:[-'][^\W_]+)*", text):
+        word = m.group(0)
+        for tok in tokenize(word):
+            out.setdefault(tok, word if sum(c.isupper() for c in word) >= 2 else word.lower())
+    return out
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm else v
 
 
 def _z(x: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paperbot.records import Paper
+from retrieval.filters import Filters
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Hit:
         return " ".join(parts)
 
     def to_json(self) -> dict:
-        return {**_paper_json(self.paper), "snippet": self.snippet, "score": round(self.score, 4)}
+        return {**paper_json(self.paper), "snippet": self.snippet, "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,33 @@ class SearchResult:
     hits: list[Hit]
     abstained: bool
     reason: str = ""
+    filters: Filters | None = None  # the metadata filters the candidates were restricted to
+    notice: str = ""  # shown instead of the usual abstention: the filters matched no paper, and nearest values
 
     def to_json(self) -> dict:
-        return {"query": self.query, "abstained": self.abstained, "hits": [h.to_json() for h in self.hits]}
+        out = {"query": self.query, "abstained": self.abstained, "hits": [h.to_json() for h in self.hits]}
+        if self.filters:
+            out["filters"] = self.filters.to_json()
+        if self.notice:
+            out["notice"] = self.notice
+        return out
+
+
+@dataclass(frozen=True)
+class Similar:
+    """A paper near another paper (or a pasted abstract), with the key terms both share as the reason."""
+
+    paper: Paper
+    score: float
+    shared_terms: tuple[str, ...]
+    dense: float = 0.0
+
+    @property
+    def paper_id(self) -> str:
+        return self.paper.paper_id
+
+    def to_json(self) -> dict:
+        return {**paper_json(self.paper), "score": round(self.score, 4), "shared_terms": list(self.shared_terms)}
 
 
 @dataclass(frozen=True)
@@ -87,7 +112,7 @@ class Citation:
         return self.paper.where
 
     def to_json(self) -> dict:
-        return {"n": self.n, **_paper_json(self.paper), "quote": self.quote}
+        return {"n": self.n, **paper_json(self.paper), "quote": self.quote}
 
 
 @dataclass(frozen=True)
@@ -104,6 +129,8 @@ class Answer:
     tokens: int | None = None
     search_query: str | None = None  # what was searched, when a rewrite of the question was used
     dropped_citations: tuple[int, ...] = ()  # citation numbers the LLM made up (removed from its text)
+    filters: Filters | None = None
+    notice: str = ""  # the filters matched no paper: say so (with the nearest values) instead of abstaining
 
     def to_json(self) -> dict:
         out = {"question": self.question, "answer": self.text, "abstained": self.abstained, "mode": self.mode,
@@ -118,9 +145,15 @@ class Answer:
             out["latency_ms"] = round(self.latency_ms)
         if self.tokens is not None:
             out["tokens"] = self.tokens
+        if self.filters:
+            out["filters"] = self.filters.to_json()
+        if self.notice:
+            out["notice"] = self.notice
         return out
 
 
-def _paper_json(paper: Paper) -> dict:
-    """The paper fields every hit and citation carries in JSON output (a stable contract)."""
-    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label}
+def paper_json(paper: Paper) -> dict:
+    """The paper fields every hit and citation carries in JSON output (a stable contract); text as in the source."""
+    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
+            "title": paper.title, "authors": list(paper.authors), "url": paper.url, "area": paper.area,
+            "type": paper.presentation, "track": paper.track, "keywords": list(paper.keywords)}

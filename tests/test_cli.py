@@ -14,8 +14,9 @@ from paperbot.settings import BUNDLED_CORPUS
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
-HIT_KEYS = {"paper_id", "source", "position", "label", "snippet", "score"}
-CITATION_KEYS = {"n", "paper_id", "source", "position", "label", "quote"}
+PAPER_KEYS = {"paper_id", "source", "position", "label", "title", "authors", "url", "area", "type", "track", "keywords"}
+HIT_KEYS = PAPER_KEYS | {"snippet", "score"}
+CITATION_KEYS = PAPER_KEYS | {"n", "quote"}
 
 
 @pytest.fixture(scope="module")

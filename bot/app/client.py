@@ -20,6 +20,7 @@ import logging
 import re
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 
 import discord
@@ -37,8 +38,9 @@ from bot.runtime import Services, open_services
 from paperbot import messages
 from paperbot.records import Paper
 from paperbot.settings import Settings
+from retrieval.filters import Filters, facets, select
 from retrieval.qa import answer_question
-from retrieval.types import Answer, SearchResult
+from retrieval.types import Answer, SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,7 @@ class PaperBot(discord.Client):
         self._papers: list[Paper] | None = None
         self._papers_version = ""
         self._papers_checked = 0.0
+        self._facets: tuple[list[Paper], dict[str, Counter[str]]] | None = None
         self.tree = PaperTree(
             self,
             allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
@@ -119,19 +122,42 @@ class PaperBot(discord.Client):
 
     # -- the core, off the event loop ---------------------------------------------------------
 
-    async def answer(self, question: str, preview: StreamingPreview | None = None) -> Answer:
+    async def answer(self, question: str, preview: StreamingPreview | None = None,
+                     filters: Filters | None = None) -> Answer:
         """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn."""
         start = time.perf_counter()
         async with self.work:
+            extra = {"filters": filters} if filters else {}  # unfiltered: the plain call
             answer = await answer_question(self.library, question, llm=self.llm, max_chars=embeds.ANSWER_CHARS,
-                                           on_text=preview.on_text if preview is not None else None)
+                                           on_text=preview.on_text if preview is not None else None, **extra)
         if answer.latency_ms is None:
             answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
         return answer
 
-    async def search(self, query: str, k: int) -> SearchResult:
+    async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
         async with self.work:
+            if filters:
+                return await asyncio.to_thread(self.library.search, query, k, filters)
             return await asyncio.to_thread(self.library.search, query, k)
+
+    async def similar(self, paper_id: str, k: int) -> list[Similar] | None:
+        async with self.work:
+            return await asyncio.to_thread(self.library.similar, paper_id, k)
+
+    async def related(self, text: str, k: int) -> list[Similar]:
+        async with self.work:
+            return await asyncio.to_thread(self.library.related, text, k)
+
+    async def browse(self, filters: Filters) -> list[Paper]:
+        """The papers passing `filters` (an author's, an area's), from the cached paper list."""
+        return select(await self.papers(), filters)
+
+    async def facets(self) -> dict[str, Counter[str]]:
+        """The corpus's authors, areas, types, tracks and keywords with paper counts (for autocomplete)."""
+        papers = await self.papers()
+        if self._facets is None or self._facets[0] is not papers:
+            self._facets = (papers, await asyncio.to_thread(facets, papers))
+        return self._facets[1]
 
     async def papers(self) -> list[Paper]:
         """Every paper, cached for autocomplete; reloaded when any process has changed the store."""

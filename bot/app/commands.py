@@ -12,48 +12,81 @@ from bot.app import embeds
 from bot.app import messages as bot_messages
 from bot.app.checks import admins_only, rate_limited
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
-from bot.app.views import AnswerView, SearchPager
+from bot.app.views import AnswerView, PaperListPager, SearchPager
 from paperbot import messages
+from paperbot.records import PRESENTATION_TYPES
+from retrieval.filters import Filters, choices, no_match_notice
 
 if TYPE_CHECKING:
     from bot.app.client import PaperBot
 
 SEARCH_DEPTH = 25  # papers fetched once per /search; the buttons page through them
 QUESTION_MAX = 1000
+FILTER_MAX = 100
+LIST_PAGE = 10  # papers per page of /author and /area
+SIMILAR_K = 8
+RELATED_MAX_BYTES = 64 * 1024
+TYPE_CHOICES = [app_commands.Choice(name=t, value=t) for t in PRESENTATION_TYPES]
+FILTER_HELP = {
+    "author": "Only papers with this author (accents and case ignored)",
+    "area": "Only papers in this area or subarea",
+    "kind": "Only orals, spotlights or posters",
+    "track": "Only papers of this track",
+    "keyword": "Only papers with this keyword",
+}
 
 
 def _bot(interaction: discord.Interaction) -> PaperBot:
     return interaction.client  # type: ignore[return-value]
 
 
+def _filters(author: str | None, area: str | None, kind: app_commands.Choice[str] | None, track: str | None,
+             keyword: str | None) -> Filters | None:
+    return Filters(author=author or "", area=area or "", type=kind.value if kind else "", track=track or "",
+                   keyword=keyword or "") or None
+
+
+FilterText = app_commands.Range[str, 1, FILTER_MAX]
+
+
 @app_commands.command(name="ask", description="Ask a question; the answer quotes the abstracts it relies on.")
-@app_commands.describe(question="Your question about the papers", private="Only you see the answer (default: no)")
+@app_commands.describe(question="Your question about the papers", private="Only you see the answer (default: no)",
+                       **FILTER_HELP)
+@app_commands.rename(kind="type")
+@app_commands.choices(kind=TYPE_CHOICES)
 @app_commands.check(rate_limited)
 async def ask(interaction: discord.Interaction, question: app_commands.Range[str, 1, QUESTION_MAX],
-              private: bool = False) -> None:
+              private: bool = False, author: FilterText | None = None, area: FilterText | None = None,
+              kind: app_commands.Choice[str] | None = None, track: FilterText | None = None,
+              keyword: FilterText | None = None) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = question.strip()
     if not question:
         await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
         return
+    filters = _filters(author, area, kind, track, keyword)
     preview = StreamingPreview(question, interaction=interaction)
     try:
-        answer = await bot.answer(question, preview)
+        answer = await bot.answer(question, preview, filters)
     finally:
         await preview.close()
     await respond(interaction, embeds.answer_pages(answer), ephemeral=private,
                   view=AnswerView(answer, ephemeral=private))
 
 
-@app_commands.command(name="search", description="Find papers for a query (label, score, snippet).")
-@app_commands.describe(query="What to look for", k="Papers per page (default 5)")
+@app_commands.command(name="search", description="Find papers for a query (title, score, snippet, link).")
+@app_commands.describe(query="What to look for", k="Papers per page (default 5)", **FILTER_HELP)
+@app_commands.rename(kind="type")
+@app_commands.choices(kind=TYPE_CHOICES)
 @app_commands.check(rate_limited)
 async def search(interaction: discord.Interaction, query: app_commands.Range[str, 1, QUESTION_MAX],
-                 k: app_commands.Range[int, 1, 10] = 5) -> None:
+                 k: app_commands.Range[int, 1, 10] = 5, author: FilterText | None = None,
+                 area: FilterText | None = None, kind: app_commands.Choice[str] | None = None,
+                 track: FilterText | None = None, keyword: FilterText | None = None) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True)
-    result = await bot.search(query.strip(), SEARCH_DEPTH)
+    result = await bot.search(query.strip(), SEARCH_DEPTH, _filters(author, area, kind, track, keyword))
     pager = SearchPager(result, per_page=k)
     await respond(interaction, [pager.current()], view=pager if pager.pages > 1 else None)
 
@@ -76,13 +109,113 @@ async def paper_autocomplete(interaction: discord.Interaction, current: str) -> 
     return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
 
 
+def _values_autocomplete(field: str):
+    """Autocomplete for a filter option from the corpus's own values (most common first)."""
+
+    async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        counts = (await _bot(interaction).facets())[field]
+        return [app_commands.Choice(name=name, value=value)
+                for name, value in embeds.value_choices(choices(counts, current))]
+
+    return complete
+
+
+for _command in (ask, search):
+    for _field in ("author", "area", "track", "keyword"):
+        _command.autocomplete(_field)(_values_autocomplete(_field))
+
+
+async def _send_list(interaction: discord.Interaction, heading: str, filters: Filters) -> None:
+    bot = _bot(interaction)
+    await interaction.response.defer(thinking=True)
+    papers = await bot.browse(filters)
+    if not papers:
+        notice = no_match_notice(filters, await bot.papers())
+        await respond(interaction, embeds.text_pages(embeds.escape(notice)))
+        return
+    pager = PaperListPager(heading, papers, LIST_PAGE)
+    await respond(interaction, [pager.current()], view=pager if pager.pages > 1 else None)
+
+
+@app_commands.command(name="author", description="The papers of one author.")
+@app_commands.describe(author="Start typing a name (accents and case ignored)")
+@app_commands.check(rate_limited)
+async def author(interaction: discord.Interaction, author: FilterText) -> None:
+    heading = bot_messages.AUTHOR_HEADING.format(author=embeds.escape(author.strip()))
+    await _send_list(interaction, heading, Filters(author=author))
+
+
+@app_commands.command(name="area", description="The papers of one area, page by page.")
+@app_commands.describe(area="Start typing an area or subarea")
+@app_commands.check(rate_limited)
+async def area(interaction: discord.Interaction, area: FilterText) -> None:
+    heading = bot_messages.AREA_HEADING.format(area=embeds.escape(area.strip()))
+    await _send_list(interaction, heading, Filters(area=area))
+
+
+author.autocomplete("author")(_values_autocomplete("author"))
+area.autocomplete("area")(_values_autocomplete("area"))
+
+
+@app_commands.command(name="similar", description="Papers like one paper, with the key terms they share.")
+@app_commands.describe(paper="Start typing a title or id")
+@app_commands.check(rate_limited)
+async def similar(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
+    bot = _bot(interaction)
+    record = await bot.find_paper(paper)
+    if record is None:
+        await interaction.response.send_message(bot_messages.PAPER_NOT_FOUND.format(query=f"“{embeds.escape(paper)}”"),
+                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
+        return
+    await interaction.response.defer(thinking=True)
+    found = await bot.similar(record.paper_id, SIMILAR_K) or []
+    heading = bot_messages.SIMILAR_HEADING.format(title=embeds.title_of(record))
+    await respond(interaction, embeds.similar_pages(record, found, heading))
+
+
+similar.autocomplete("paper")(paper_autocomplete)
+
+
+@app_commands.command(name="related", description="Papers closest to a text, e.g. your own project's abstract.")
+@app_commands.describe(text="Paste an abstract", file="…or attach it as a .txt file")
+@app_commands.check(rate_limited)
+async def related(interaction: discord.Interaction, text: app_commands.Range[str, 1, 4000] | None = None,
+                  file: discord.Attachment | None = None) -> None:
+    bot = _bot(interaction)
+    body = (text or "").strip()
+    if file is not None:
+        if file.size > RELATED_MAX_BYTES:
+            await interaction.response.send_message(bot_messages.RELATED_BAD_FILE.format(kb=RELATED_MAX_BYTES // 1024),
+                                                    ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        await interaction.response.defer(thinking=True)
+        try:
+            body = (body + "\n" + (await file.read()).decode("utf-8-sig")).strip()
+        except UnicodeDecodeError:
+            await respond(interaction, embeds.text_pages(
+                bot_messages.RELATED_BAD_FILE.format(kb=RELATED_MAX_BYTES // 1024)), ephemeral=True)
+            return
+    elif body:
+        await interaction.response.defer(thinking=True)
+    if not body:
+        if interaction.response.is_done():
+            await respond(interaction, embeds.text_pages(bot_messages.RELATED_EMPTY), ephemeral=True)
+        else:
+            await interaction.response.send_message(bot_messages.RELATED_EMPTY, ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+        return
+    found = await bot.related(body, SIMILAR_K)
+    await respond(interaction, embeds.similar_pages(None, found, bot_messages.RELATED_HEADING))
+
+
 @app_commands.command(name="about", description="What this bot knows and how to use it.")
 async def about(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
     stats = await asyncio.to_thread(bot.library.stats)
     info = embeds.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
-                         llm=bot.settings.llm.model if bot.llm is not None else None)
+                            llm=bot.settings.llm.model if bot.llm is not None else None,
+                            areas=stats.areas, types=stats.types)
     await respond(interaction, embeds.about_pages(info), ephemeral=True)
 
 
@@ -107,5 +240,5 @@ async def reindex(interaction: discord.Interaction) -> None:
 
 
 def register(tree: app_commands.CommandTree) -> None:
-    for command in (ask, search, paper, about, reindex):
+    for command in (ask, search, paper, author, area, similar, related, about, reindex):
         tree.add_command(command)

@@ -11,16 +11,18 @@ like ``[2]`` and a quoted sentence are never cut in half across messages).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import discord
 
 from bot import text
 from bot.app import messages as bot_messages
+from bot.text import readable
 from paperbot import messages
 from paperbot.records import Paper
-from retrieval.types import Answer, Hit, SearchResult
+from retrieval.filters import fold
+from retrieval.types import Answer, Hit, SearchResult, Similar
 
 # Discord's documented limits (characters).
 CONTENT = 2000
@@ -44,6 +46,7 @@ COLOUR_ABSTAIN = 0x8A8F98
 COLOUR_INFO = 0x3A6EA5
 
 _ELLIPSIS = "…"
+_SAFE_URL = re.compile(r"https?://[^\s<>\"'`]+")
 
 
 @dataclass(frozen=True)
@@ -198,26 +201,55 @@ def footer_for(answer: Answer) -> str:
 
 
 def _quote(text: str) -> str:
-    return f"\u201c{escape(text)}\u201d"
+    if not text:
+        return f"*{messages.ABSTRACT_PENDING}*"
+    return f"\u201c{escape(readable(text))}\u201d"
+
+
+def title_of(paper: Paper) -> str:
+    """The paper's title as it reads (LaTeX rendered), or the derived label of an untitled abstract; escaped."""
+    return escape(readable(paper.title or paper.label))
+
+
+def link_of(paper: Paper) -> str:
+    """The paper's page (OpenReview forum, else the conference site), when it is a usable web address."""
+    for url in (paper.url, paper.site_url):
+        if _SAFE_URL.fullmatch(url or "") and len(url) <= 500:
+            return url.replace("(", "%28").replace(")", "%29")
+    return ""
+
+
+def detail_line(paper: Paper) -> str:
+    """Where the paper comes from and what it is: file and position, type, track, area, link."""
+    parts = [escape(paper.where)]
+    parts += [escape(v) for v in (paper.presentation, paper.track, paper.area) if v]
+    url = link_of(paper)
+    if url:
+        parts.append(f"[{'OpenReview' if 'openreview.net' in url else 'paper'}]({url})")
+    return " · ".join(parts)
 
 
 def _hit_field(rank: int, hit: Hit, snippet_limit: int | None = None) -> Field:
     snippet = hit.snippet if snippet_limit is None else clip(hit.snippet, snippet_limit)
-    return Field(f"[{rank}] {escape(hit.label)} — {escape(hit.where)} · score {hit.score:.2f}", _quote(snippet))
+    return Field(f"[{rank}] {title_of(hit.paper)} · score {hit.score:.2f}",
+                 f"{_quote(snippet)}\n{detail_line(hit.paper)}")
 
 
 def answer_pages(answer: Answer) -> list[Page]:
     """The answer text, then one field per cited paper with its verbatim sentence(s)."""
     title = f"Q: {escape(answer.question)}"
-    if answer.abstained:
+    if answer.notice:
+        description = escape(answer.notice)
+        fields, colour = [], COLOUR_ABSTAIN
+    elif answer.abstained:
         description = messages.ABSTAIN
         if answer.hits:
             description += "\n\n" + messages.ABSTAIN_CLOSEST
         fields = [_hit_field(n, h, SNIPPET) for n, h in enumerate(answer.hits, start=1)]
         colour = COLOUR_ABSTAIN
     else:
-        description = escape(answer.text)
-        fields = [Field(f"[{c.n}] {escape(c.label)} — {escape(c.where)}", _quote(c.quote))
+        description = escape(readable(answer.text))
+        fields = [Field(f"[{c.n}] {title_of(c.paper)}", f"{_quote(c.quote)}\n{detail_line(c.paper)}")
                   for c in answer.citations]
         colour = COLOUR_ANSWER
     return paginate(build_cards(title=title, description=description, fields=fields, footer=footer_for(answer),
@@ -253,12 +285,16 @@ def search_page(result: SearchResult, page: int, per_page: int) -> Page:
     page = min(max(page, 0), pages - 1)
     shown = result.hits[page * per_page:(page + 1) * per_page]
     lines = []
-    if result.abstained:
+    if result.notice:
+        lines.append(escape(result.notice))
+    elif result.abstained:
         lines += [messages.ABSTAIN, messages.ABSTAIN_CLOSEST]
     if total:
         lines.append(f"Papers {page * per_page + 1}–{page * per_page + len(shown)} of {total}")
-    else:
+    elif not result.notice:
         lines.append(bot_messages.NO_RESULTS)
+    if result.filters:
+        lines.append(bot_messages.FILTERED_BY.format(filters=escape(result.filters.describe())))
     fields = [_hit_field(page * per_page + i, h, SNIPPET) for i, h in enumerate(shown, start=1)]
     cards = build_cards(title=f"Search: {escape(result.query)}", description="\n".join(lines), fields=fields,
                         footer=f"page {page + 1}/{pages}", colour=COLOUR_INFO)
@@ -270,19 +306,62 @@ def search_page_count(result: SearchResult, per_page: int) -> int:
 
 
 def paper_pages(paper: Paper) -> list[Page]:
-    """The whole abstract of one paper, with where it comes from."""
-    title = escape(paper.label + (f" — {paper.title}" if paper.title and paper.title != paper.label else ""))
-    fields = [Field("Source", escape(paper.where)), Field("Id", f"`{paper.paper_id}`")]
+    """The whole abstract of one paper, with its metadata, links and where it comes from."""
+    fields = []
     if paper.authors:
-        fields.append(Field("Authors", escape(clip(paper.authors, FIELD_VALUE - 50))))
+        names = [f"{a} ({inst})" if inst else a
+                 for a, inst in zip(paper.authors, paper.affiliations or ("",) * len(paper.authors))]
+        fields.append(Field("Authors", escape(clip(", ".join(names), FIELD_VALUE - 50))))
+    kind = " · ".join(escape(v) for v in (paper.presentation, paper.track) if v)
+    if kind:
+        fields.append(Field("Type", kind))
+    area = " → ".join(escape(v) for v in (paper.area, paper.subarea) if v)
+    if area:
+        fields.append(Field("Area", area))
+    if paper.keywords:
+        fields.append(Field("Keywords", escape(clip(", ".join(paper.keywords), FIELD_VALUE - 50))))
+    if paper.tldr:
+        fields.append(Field("TL;DR", escape(clip(readable(paper.tldr), FIELD_VALUE - 50))))
     if paper.venue:
         fields.append(Field("Venue", escape(paper.venue)))
-    links = [u for u in (paper.url, *paper.links) if u]
+    links = [u for u in (paper.url, paper.pdf_url, paper.site_url, *paper.links) if _SAFE_URL.fullmatch(u or "")]
     if links:
         fields.append(Field("Links", "\n".join(dict.fromkeys(links))))
-    url = paper.url if paper.url.startswith(("http://", "https://")) and len(paper.url) <= 2000 else ""
-    return paginate(build_cards(title=title, description=escape(paper.abstract), fields=fields, url=url,
+    fields.append(Field("Details", f"{escape(paper.where)} · `{paper.paper_id}`"))
+    description = escape(readable(paper.abstract)) if paper.abstract else f"*{messages.ABSTRACT_PENDING}*"
+    return paginate(build_cards(title=title_of(paper), description=description, fields=fields, url=link_of(paper),
                                 colour=COLOUR_INFO))
+
+
+def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: int, note: str = "") -> Page:
+    """One screen of a list of papers (an author's, an area's): title, link, authors and type."""
+    pages = max(1, -(-len(papers) // per_page))
+    page = min(max(page, 0), pages - 1)
+    shown = papers[page * per_page:(page + 1) * per_page]
+    lines = [note] if note else []
+    if papers:
+        lines.append(bot_messages.PAPERS_RANGE.format(first=page * per_page + 1, last=page * per_page + len(shown),
+                                                      total=len(papers)))
+    for n, p in enumerate(shown, start=page * per_page + 1):
+        url = link_of(p)
+        title = f"[{title_of(p)}]({url})" if url else title_of(p)
+        extra = " · ".join(escape(v) for v in (clip(p.authors_line, 120), p.presentation) if v)
+        lines.append(f"**{n}.** {title}" + (f"\n{extra}" if extra else ""))
+    cards = build_cards(title=clip(heading, TITLE), description="\n".join(lines), footer=f"page {page + 1}/{pages}",
+                        colour=COLOUR_INFO)
+    return paginate(cards)[0]
+
+
+def similar_pages(paper: Paper | None, similar: Sequence[Similar], heading: str) -> list[Page]:
+    """The papers nearest to one paper (or a pasted abstract), best first, with the terms they share."""
+    fields = []
+    for n, s in enumerate(similar, start=1):
+        shared = ", ".join(escape(t) for t in s.shared_terms) or "—"
+        fields.append(Field(f"[{n}] {title_of(s.paper)} · score {s.score:.2f}",
+                            f"{bot_messages.SHARED_TERMS.format(terms=shared)}\n{detail_line(s.paper)}"))
+    description = bot_messages.NO_RESULTS if not similar else ""
+    return paginate(build_cards(title=clip(heading, TITLE), description=description, fields=fields,
+                                url=link_of(paper) if paper is not None else "", colour=COLOUR_INFO))
 
 
 @dataclass(frozen=True)
@@ -292,6 +371,8 @@ class AboutInfo:
     sources: Sequence[str]
     model: str
     llm: str | None  # model name when an LLM is configured
+    areas: Mapping[str, int] = field(default_factory=dict)  # papers per area
+    types: Mapping[str, int] = field(default_factory=dict)  # papers per presentation type
 
 
 def about_pages(info: AboutInfo) -> list[Page]:
@@ -299,6 +380,13 @@ def about_pages(info: AboutInfo) -> list[Page]:
     fields = [
         Field("Papers", f"{info.papers} ({info.chunks} passages)"),
         Field("Sources", sources),
+    ]
+    if info.types:
+        fields.append(Field("Types", ", ".join(f"{escape(k)}: {v}" for k, v in info.types.items())))
+    if info.areas:
+        areas = [f"{escape(k)}: {v}" for k, v in info.areas.items()]
+        fields.append(Field("Areas", clip("\n".join(areas), FIELD_VALUE * 3)))
+    fields += [
         Field("Embedding model", escape(info.model)),
         Field("Language model", escape(info.llm) if info.llm else bot_messages.ABOUT_NO_LLM),
         Field("How to use", bot_messages.ABOUT_USAGE),
@@ -311,16 +399,16 @@ def about_pages(info: AboutInfo) -> list[Page]:
 
 
 def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
-    """(name, value) pairs for `/paper` autocomplete: label/id/title matches, best first, at most 25."""
-    needle = typed.strip().lower()
+    """(name, value) pairs for paper autocomplete: title/label/id matches, best first, at most 25."""
+    needle = fold(typed)
     scored: list[tuple[int, int, Paper]] = []
     for i, p in enumerate(papers):
-        label, pid, title = p.label.lower(), p.paper_id.lower(), p.title.lower()
+        label, pid, title = fold(p.label), p.paper_id.lower(), fold(readable(p.title))
         if not needle:
             rank = 3
-        elif needle in (label, pid):
+        elif needle in (label, pid, title):
             rank = 0
-        elif label.startswith(needle) or pid.startswith(needle):
+        elif label.startswith(needle) or pid.startswith(needle) or title.startswith(needle):
             rank = 1
         elif needle in label or needle in pid or needle in title:
             rank = 2
@@ -330,9 +418,15 @@ def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
     scored.sort(key=lambda t: (t[0], t[1]))
     out = []
     for _, _, p in scored[:CHOICES]:
-        name = clip(f"{p.label} — {p.title or p.where}", CHOICE_NAME)
+        after = p.authors[0] + (" et al." if len(p.authors) > 1 else "") if p.authors else p.where
+        name = clip(f"{readable(p.title or p.label)} — {after}", CHOICE_NAME)
         out.append((name, p.paper_id[:CHOICE_VALUE]))
     return out
+
+
+def value_choices(values: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, value) pairs for filter autocomplete (authors, areas, keywords…), within Discord's limits."""
+    return [(clip(v, CHOICE_NAME), v) for v in values if len(v) <= CHOICE_VALUE][:CHOICES]
 
 
 # -- adapters ------------------------------------------------------------------------------

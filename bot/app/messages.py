@@ -7,6 +7,15 @@ WRITING = "writing…"
 NO_MORE_SOURCES = "No other papers were considered for this answer."
 SOURCES_NOTE = "Every paper retrieval considered, best first, with its closest sentences."
 NO_RESULTS = "No papers found."
+FILTERED_BY = "Only papers matching {filters}."
+PAPERS_RANGE = "Papers {first}–{last} of {total}"
+SHARED_TERMS = "Shared terms: {terms}"
+AUTHOR_HEADING = "Papers by {author}"
+AREA_HEADING = "Papers in {area}"
+SIMILAR_HEADING = "Papers like: {title}"
+RELATED_HEADING = "Papers related to your text"
+RELATED_EMPTY = "Paste some text (an abstract of your project), or attach a .txt file."
+RELATED_BAD_FILE = "Attach a UTF-8 .txt file of at most {kb} KB."
 SHARED_BY = "Shared by {user}"
 RATE_LIMITED = "You're asking faster than I can read. Please try again in {seconds} s."
 GUILD_NOT_ALLOWED = "This bot is not enabled on this server."
@@ -21,7 +30,9 @@ ABOUT_TITLE = "paperbot"
 ABOUT_INTRO = "I answer questions about NeurIPS 2026 paper abstracts, quoting the sentences I rely on."
 ABOUT_NO_LLM = "not configured (answers are the verbatim best sentences)"
 ABOUT_USAGE = ("`/ask` a question (add `private` to see the answer alone), `/search` for papers, "
-               "`/paper` for a whole abstract. You can also DM me a question or @mention me in a channel.")
+               "`/paper` for a whole abstract; both take `author`, `area`, `type`, `track` and `keyword` filters. "
+               "`/author` and `/area` list papers, `/similar` finds papers like one, `/related` papers like your "
+               "own abstract. You can also DM me a question or @mention me in a channel.")
 TOKEN_MISSING = """\
 paperbot: DISCORD_TOKEN is not set.
 

@@ -47,9 +47,11 @@ class StubLibrary:
         self._ingesting = threading.Lock()
         self.ingests = 0
         self.searches: list[str] = []
+        self.filters: list = []
 
-    def search(self, query: str, k: int | None = None) -> SearchResult:
+    def search(self, query: str, k: int | None = None, filters=None) -> SearchResult:
         self.searches.append(query)
+        self.filters.append(filters)
         want = _words(query)
         hits = []
         for r in self.records:

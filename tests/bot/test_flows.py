@@ -34,7 +34,8 @@ async def test_ask_defers_first_then_answers_with_citations(make_bot):
     [embed] = final.json["embeds"]
     assert embed["title"] == f"Q: {QUESTION}"
     assert "[1]" in embed["description"]
-    assert embed["fields"][0]["name"].startswith("[1] BMT — stub.txt #1")
+    assert embed["fields"][0]["name"] == "[1] BMT"
+    assert embed["fields"][0]["value"].endswith("\nstub.txt #1")
     assert "learned binary mask" in embed["fields"][0]["value"]
     assert embed["footer"]["text"].startswith("mode: extractive")
     assert buttons(ex.messages[-1]) == ["More sources"]  # public answer: nothing to share
@@ -276,7 +277,7 @@ async def test_commands_declare_dm_and_user_install_contexts_and_sync_to_the_dev
     [put] = [c for c in h.calls if c.method == "PUT"]
     assert put.url.endswith("/guilds/987654321098765432/commands")
     by_name = {c["name"]: c for c in put.json}
-    assert set(by_name) == {"ask", "search", "paper", "about", "reindex"}
+    assert set(by_name) == {"ask", "search", "paper", "author", "area", "similar", "related", "about", "reindex"}
     assert by_name["ask"]["contexts"] == [0, 1, 2] and by_name["ask"]["integration_types"] == [0, 1]
     assert by_name["reindex"]["contexts"] == [0] and by_name["reindex"]["integration_types"] == [0]
     paper_opt = by_name["paper"]["options"][0]

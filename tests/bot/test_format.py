@@ -77,8 +77,8 @@ def test_answer_has_one_field_per_citation_with_verbatim_quote_and_footer():
     [card] = page.cards
     assert card.title == "Q: how?"
     assert card.description == "Masks work [1]. Coordinates too [2]."
-    assert [f.name for f in card.fields] == ["[1] L1 — a.txt #1", "[2] L2 — a.txt #2"]
-    assert [f.value for f in card.fields] == ["\u201cMasks work.\u201d", "\u201cCoordinates too.\u201d"]
+    assert [f.name for f in card.fields] == ["[1] L1", "[2] L2"]
+    assert [f.value for f in card.fields] == ["\u201cMasks work.\u201d\na.txt #1", "\u201cCoordinates too.\u201d\na.txt #2"]
     assert card.footer == "mode: llm · model: llama3 · 1.2 s · 42 tokens"
 
 
@@ -88,16 +88,16 @@ def test_abstention_says_so_and_lists_closest_papers():
     [page] = fmt.answer_pages(a)
     card = page.cards[0]
     assert messages.ABSTAIN in card.description and messages.ABSTAIN_CLOSEST in card.description
-    assert [f.name.split(" — ")[0] for f in card.fields] == ["[1] BMT", "[2] NV-CoT"]
+    assert [f.name.split(" · ")[0] for f in card.fields] == ["[1] BMT", "[2] NV-CoT"]
 
 
 def test_long_quote_continues_in_next_field_instead_of_being_cut():
     quote = " ".join(f"word{i}." for i in range(400))  # ~3000 characters
     [page] = fmt.answer_pages(answer("See [1].", [quote]))
     fields = page.cards[0].fields
-    assert fields[0].name == "[1] L1 — a.txt #1" and fields[1].name.endswith("(cont.)")
+    assert fields[0].name == "[1] L1" and fields[1].name.endswith("(cont.)")
     joined = " ".join(f.value for f in fields)
-    assert joined.replace("\u201c", "").replace("\u201d", "") == quote
+    assert joined.replace("\u201c", "").replace("\u201d", "") == quote + "\na.txt #1"
     assert not message_problems(body(page))
 
 
@@ -126,7 +126,7 @@ def test_search_page_paginates_and_snippets_are_short():
     page = fmt.search_page(result, 2, 5)
     card = page.cards[0]
     assert [f.name.split(" ")[0] for f in card.fields] == ["[11]", "[12]"]
-    assert all(len(f.value) <= fmt.SNIPPET + 2 for f in card.fields)
+    assert all(len(f.value.split("\n")[0]) <= fmt.SNIPPET + 2 for f in card.fields)
     assert card.footer == "page 3/3"
 
 
@@ -187,3 +187,67 @@ def test_split_text_keeps_every_word_and_respects_the_limit(text, limit):
     pieces = fmt.split_text(text, limit)
     assert all(0 < len(p) <= limit for p in pieces)
     assert "".join("".join(pieces).split()) == "".join(text.split())
+
+
+# -- paper metadata, titles and links ------------------------------------------------------------------
+
+
+BETA = Paper(paper_id="Xb7", source="notes.json", position=3, label=r"$\beta$-DPO: Dynamic $\beta$",
+             title=r"$\beta$-DPO: Dynamic $\beta$", abstract=r"We tune $\beta$ per pair, in $O(n^2)$ time.",
+             authors=("Émilie Durand", "Emanuele Rodolà"), affiliations=("Université de Montréal", ""),
+             url="https://openreview.net/forum?id=Xb7", pdf_url="https://openreview.net/pdf?id=Xb7",
+             keywords=("alignment",), area="Deep Learning", subarea="Alignment", presentation="oral", track="Main",
+             tldr="A dynamic $\\beta$.")
+
+
+def test_citation_shows_the_title_read_well_and_links_the_paper():
+    a = Answer(question="q", text=r"We tune $\beta$ per pair [1]", abstained=False,
+               citations=[Citation(n=1, paper=BETA, quote=r"We tune $\beta$ per pair, in $O(n^2)$ time.")], hits=[])
+    [card] = fmt.answer_pages(a)[0].cards
+    assert card.description.startswith("We tune β per pair")
+    [field] = card.fields
+    assert field.name == "[1] β-DPO: Dynamic β"
+    quote, detail = field.value.split("\n")
+    assert quote == "\u201cWe tune β per pair, in O(n²) time.\u201d"
+    assert detail == "notes.json #3 · oral · Main · Deep Learning · [OpenReview](https://openreview.net/forum?id=Xb7)"
+
+
+def test_paper_page_shows_metadata_links_and_details():
+    [page] = fmt.paper_pages(BETA)
+    [card] = page.cards
+    assert card.title == "β-DPO: Dynamic β" and card.url == "https://openreview.net/forum?id=Xb7"
+    fields = {f.name: f.value for f in card.fields}
+    assert fields["Authors"] == "Émilie Durand (Université de Montréal), Emanuele Rodolà"
+    assert fields["Type"] == "oral · Main" and fields["Area"] == "Deep Learning → Alignment"
+    assert "https://openreview.net/pdf?id=Xb7" in fields["Links"]
+    assert fields["Details"] == "notes.json #3 · `Xb7`"
+
+
+def test_paper_without_abstract_is_shown_as_pending_and_never_quoted():
+    pending = Paper(paper_id="p9", source="program.json", position=9, label="Plans", title="Plans", abstract="")
+    [card] = fmt.paper_pages(pending)[0].cards
+    assert messages.ABSTRACT_PENDING in card.description
+    result = SearchResult(query="plans", hits=[Hit(paper=pending, score=1.0, quotes=())], abstained=False)
+    field = fmt.search_page(result, 0, 5).cards[0].fields[0]
+    assert field.name.startswith("[1] Plans") and messages.ABSTRACT_PENDING in field.value
+
+
+def test_autocomplete_shows_titles_and_matches_without_accents():
+    choices = fmt.paper_choices([BETA], "dynamic")
+    assert choices == [("β-DPO: Dynamic β — Émilie Durand et al.", "Xb7")]
+    assert fmt.paper_choices([BETA], "β-dpo") == choices
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    (r"$\beta$-DPO", "β-DPO"),
+    (r"$O(n^2)$ and $\mathbb{R}^d$", "O(n²) and ℝ^d"),
+    (r"$\ell_1$ loss at 50\% cost", "ℓ₁ loss at 50% cost"),
+    (r"$\alpha \leq \epsilon$", "α ≤ ε"),
+    (r"\textbf{Bold} claim", "Bold claim"),
+    ("prices of $5 and $6", "prices of $5 and $6"),
+    ("plain", "plain"),
+])
+def test_latex_reads_well(source, shown):
+    from bot.text import readable
+
+    assert readable(source) == shown

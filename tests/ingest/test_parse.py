@@ -52,7 +52,7 @@ def test_formats_parse_to_their_abstracts(tmp_path, name, content, expected_abst
         ("binary.txt", b"\x00\x01\x02PK\x03\x04" * 50, "binary", None),
         ("bad.jsonl", json.dumps({"abstract": A1}) + "\n{not json\n", "invalid JSON", 2),
         ("list.jsonl", "[1, 2]\n", "expected a JSON object", 1),
-        ("noabs.jsonl", json.dumps({"title": "only a title"}) + "\n", "abstract is missing", 1),
+        ("noabs.jsonl", json.dumps({"authors": ["Ada"]}) + "\n", "abstract is missing", 1),
         ("short.jsonl", json.dumps({"abstract": "too short"}) + "\n", "too short", 1),
         ("typed.jsonl", json.dumps({"abstract": A1, "title": ["a", "list"]}) + "\n", "'title' must be text", 1),
         ("nocol.csv", "id,title\n1,x\n", "no 'abstract' column", 1),
@@ -99,7 +99,7 @@ def test_records_keep_their_own_ids_titles_authors_and_links(tmp_path):
     [p] = parse_file(write(tmp_path, "r.jsonl", json.dumps(rec) + "\n"))
     assert p.paper_id == "paper-42"
     assert p.label == "Masks"
-    assert p.authors == "Ada, Bob"
+    assert p.authors == ("Ada", "Bob")
     assert p.venue == "NeurIPS 2026"
     assert p.links == ("https://github.com/x/y",)
 

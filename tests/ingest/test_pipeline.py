@@ -193,3 +193,79 @@ def test_run_killed_before_recording_its_version_is_finished_by_the_next(lib, tm
     unchanged_version = lib.store.content_version()
     lib.ingest([f])
     assert lib.store.content_version() == unchanged_version
+
+
+# -- conference exports: updates in place, papers before their abstracts, stores from older versions ------
+
+
+def _program(tmp_path, name="program.json", **change):
+    from tests import shapes
+
+    papers = [dict(p, **change.get(p["id"], {})) for p in shapes.PAPERS]
+    return shapes.write_json(tmp_path / "c" / name, shapes.program(papers))
+
+
+def test_changed_decision_updates_metadata_in_place_without_embedding(lib, tmp_path):
+    from tests.shapes import PAPERS
+
+    first = lib.ingest([_program(tmp_path)])
+    assert (first.added, first.chunks_embedded > 0) == (4, True)
+    ids_before = {c.chunk_id for c in lib.store.iter_chunks(with_text=False)}
+    embedded = lib.embedder.encoded
+    beta = PAPERS[0]["id"]
+    summary = lib.ingest([_program(tmp_path, **{beta: {"type": "poster", "area": "Optimization"}})])
+    assert (summary.added, summary.updated, summary.unchanged, summary.chunks_embedded) == (0, 1, 3, 0)
+    assert lib.embedder.encoded == embedded, "a metadata change must not re-embed"
+    assert {c.chunk_id for c in lib.store.iter_chunks(with_text=False)} == ids_before
+    paper = lib.paper("101")
+    assert (paper.presentation, paper.area) == ("poster", "Optimization")
+    assert paper.abstract.startswith("Direct preference optimization")
+
+
+def test_abstract_published_later_reembeds_only_that_paper(lib, tmp_path):
+    from tests import shapes
+
+    folder = tmp_path / "c"
+    program = shapes.write_json(folder / "program.json", shapes.program(with_abstracts=False))
+    first = lib.ingest([program])
+    assert first.added == 4
+    assert lib.paper("101").abstract == "" and lib.paper("101").title.startswith("$\\beta$-DPO")
+    hits = lib.search("Preference Optimization with a Dynamic beta").hits
+    assert hits[0].paper_id == "101" and hits[0].quotes == ()  # found by its title, nothing quoted
+    embedded = lib.embedder.encoded
+    abstracts = shapes.write_json(folder / "abstracts.json", {"101": shapes.PAPERS[0]["abstract"]})
+    summary = lib.ingest([program, abstracts])
+    assert (summary.added, summary.updated, summary.unchanged, summary.removed) == (0, 1, 3, 0)
+    chunks = summary.chunks_embedded
+    assert chunks >= 1 and lib.embedder.encoded - embedded == chunks
+    assert lib.paper("101").abstract == shapes.PAPERS[0]["abstract"]
+    assert len(stored(lib)) == 4
+    # The abstracts file alone, later: merged into the stored paper, nothing changes.
+    again = lib.ingest([abstracts])
+    assert (again.added, again.updated, again.chunks_embedded) == (0, 0, 0)
+    assert lib.paper("101").source == "program.json"
+
+
+def test_store_from_before_metadata_hashes_keeps_working(lib, tmp_path):
+    """Chunks written by older versions (no embed/meta hash, authors as text) are read and upgraded in place."""
+    import hashlib
+
+    path = tmp_path / "c" / "r.jsonl"
+    path.parent.mkdir()
+    rec = {"id": "p1", "title": "Masks", "abstract": ABSTRACTS[0], "authors": ["Ada", "Bob"]}
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    old_hash = hashlib.sha256("\x1f".join(["Masks", ABSTRACTS[0], "Ada, Bob", "", "", "Masks"]).encode()).hexdigest()[:16]
+    meta = {"paper_id": "p1", "source": "r.jsonl", "position": 1, "label": "Masks", "title": "Masks",
+            "authors": "Ada, Bob", "url": "", "venue": "", "links": "[]", "content_hash": old_hash,
+            "abstract_chars": len(ABSTRACTS[0]), "chunk_index": 0, "n_chunks": 1, "start": 0, "end": len(ABSTRACTS[0])}
+    vec = lib.embedder.encode(["Masks. " + ABSTRACTS[0]])
+    lib.store.upsert([f"p1:{old_hash[:10]}:0"], vec, [ABSTRACTS[0]], [meta])
+    lib.store.bump_version()
+    paper = lib.paper("p1")
+    assert paper.authors == ("Ada", "Bob") and paper.keywords == () and paper.area == ""
+    embedded = lib.embedder.encoded
+    summary = lib.ingest([path])
+    assert (summary.added, summary.updated, summary.chunks_embedded) == (0, 0, 0)
+    assert lib.embedder.encoded == embedded
+    [chunk] = lib.store.iter_chunks(with_text=False)
+    assert chunk.chunk_id == f"p1:{old_hash[:10]}:0" and not chunk.legacy and chunk.meta_hash

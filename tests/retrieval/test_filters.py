@@ -1,0 +1,105 @@
+"""Metadata filters: matching rules, and restriction of the candidates before ranking (real Chroma)."""
+
+from __future__ import annotations
+
+import pytest
+
+from paperbot.records import Paper
+from retrieval.filters import Filters, choices, facets, fold, nearest
+from retrieval.library import Library
+from tests import shapes
+from tests.conftest import make_settings
+from tests.fakes import HashEmbedder
+
+
+def paper(**kw) -> Paper:
+    base = {"paper_id": "x", "source": "s.json", "position": 1, "abstract": "", "label": "L"}
+    return Paper(**{**base, **kw})
+
+
+ROD = paper(authors=("Emanuele Rodolà", "Zoë Müller"), area="Deep Learning", subarea="Alignment",
+            presentation="oral", track="Datasets and Benchmarks", keywords=("Preference optimization",))
+
+
+@pytest.mark.parametrize(
+    "filters, expected",
+    [
+        (Filters(author="Rodola"), True),
+        (Filters(author="rodolà"), True),
+        (Filters(author="emanuele RODOLA"), True),
+        (Filters(author="zoe muller"), True),
+        (Filters(author="Rod"), False),  # whole words only
+        (Filters(author="Rodolfo"), False),
+        (Filters(area="deep learning"), True),
+        (Filters(area="alignment"), True),
+        (Filters(area="Deep Learning->Alignment"), True),
+        (Filters(area="theory"), False),
+        (Filters(type="oral"), True),
+        (Filters(type="Orals"), True),
+        (Filters(type="poster"), False),
+        (Filters(track="datasets"), True),
+        (Filters(track="main"), False),
+        (Filters(keyword="preference optimization"), True),
+        (Filters(keyword="pruning"), False),
+        (Filters(author="Rodola", type="oral"), True),
+        (Filters(author="Rodola", type="poster"), False),
+    ],
+)
+def test_matching_ignores_case_and_accents_on_whole_words(filters, expected):
+    assert filters.matches(ROD) is expected
+
+
+def test_fold_nearest_and_choices():
+    assert fold("  Émilie   DURAND ") == "emilie durand"
+    assert nearest("Rodolfo", ["Emanuele Rodolà", "Wei Zhang", "Ana Lima"])[0] == "Emanuele Rodolà"
+    counts = facets([ROD, paper(authors=("Wei Zhang",), area="Applications")])
+    assert counts["area"]["Deep Learning"] == 1 and counts["type"]["oral"] == 1
+    assert choices(counts["author"], "rodo") == ["Emanuele Rodolà"]
+    assert choices(counts["author"], "mull") == ["Zoë Müller"]
+    assert not Filters() and Filters(type=" oral ").type == "oral"
+
+
+@pytest.fixture
+def lib(tmp_path):
+    with Library(make_settings(tmp_path), embedder=HashEmbedder()) as lib:
+        yield lib
+
+
+def test_filter_restricts_candidates_before_ranking_not_the_top_k(lib, tmp_path):
+    """150 posters match the query far better than the one oral; a top-k filter would find no oral."""
+    records = [{"id": f"m{i:03d}", "title": f"Masked weights {i}", "type": "poster", "authors": ["Wei Zhang"],
+                "abstract": f"Sparse binary masks over weights match full fine-tuning of masks, study {i}."}
+               for i in range(150)]
+    records.append({"id": "oral1", "title": "Ocean currents", "type": "oral", "authors": ["Emanuele Rodolà"],
+                    "abstract": "We model ocean currents with neural operators; one ablation uses masks."})
+    lib.ingest([shapes.write_json(tmp_path / "c" / "flat.json", records)])
+    unfiltered = lib.retriever.rank("sparse binary masks over weights", depth=100)
+    assert "oral1" not in [r.paper_id for r in unfiltered]
+    result = lib.search("sparse binary masks over weights", k=5, filters=Filters(type="oral"))
+    assert [h.paper_id for h in result.hits] == ["oral1"]
+    assert result.to_json()["filters"] == {"type": "oral"}
+    by_author = lib.search("masks", k=5, filters=Filters(author="rodola"))
+    assert [h.paper_id for h in by_author.hits] == ["oral1"]
+    posters = lib.search("ocean currents neural operators", k=3, filters=Filters(type="poster"))
+    assert len(posters.hits) == 3 and all(h.paper.presentation == "poster" for h in posters.hits)
+
+
+def test_empty_filtered_set_says_so_and_suggests_nearest_values(lib, tmp_path):
+    lib.ingest([shapes.write_json(tmp_path / "c" / "program.json", shapes.program())])
+    result = lib.search("preference optimization", filters=Filters(author="Rodolfo"))
+    assert result.hits == [] and result.abstained
+    assert "No paper matches author “Rodolfo”." in result.notice
+    assert "Emanuele Rodolà" in result.notice
+    both = lib.search("preference optimization", filters=Filters(author="Rodola", type="poster"))
+    assert both.hits == [] and "no paper matches them all" in both.notice
+    ok = lib.search("preference optimization", filters=Filters(author="Rodola", area="deep learning"))
+    assert [h.paper_id for h in ok.hits] == ["101"]
+
+
+def test_browse_lists_an_authors_papers_orals_first(lib, tmp_path):
+    lib.ingest([shapes.write_json(tmp_path / "c" / "program.json", shapes.program())])
+    assert [p.paper_id for p in lib.browse(Filters(author="wei zhang"))] == ["102", "104"]
+    assert [p.paper_id for p in lib.browse(Filters(area="Deep Learning"))] == ["101"]
+    stats = lib.stats()
+    assert stats.types == {"poster": 2, "oral": 1, "spotlight": 1}
+    assert stats.areas["Applications"] == 1
