@@ -24,22 +24,24 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from paperbot.errors import LLMError
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
+from retrieval.followup import FollowUp, Turn, best_sentence, resolve
 from retrieval.library import Library
 from retrieval.llm import LLMClient
-from retrieval.types import Answer
+from retrieval.types import Answer, Hit, SearchResult
 
 log = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 4000  # the default bound on an LLM answer; front ends may ask for less
 MAX_QUERY_CHARS = 300
 MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
+SCOPE_DEPTH = 25  # papers searched when a follow-up is about papers cited earlier
 REWRITE_MAX_TOKENS = 64
 LINK_REMOVED = "(link removed)"
 
@@ -47,25 +49,31 @@ OnText = Callable[[str], Any]
 
 
 async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
-                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS) -> Answer:
+                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
+                          history: Sequence[Turn] = ()) -> Answer:
     """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
     answer so far (already sanitized) each time the streamed text grows. An LLM
-    answer is cut to `max_chars` at a sentence boundary.
+    answer is cut to `max_chars` at a sentence boundary. `history` (oldest first) makes
+    the question a follow-up: see retrieval/followup.py.
     """
     start = time.perf_counter()
-    query = question
-    search_query: str | None = None
+    followup = resolve(question, history)
+    query = followup.query
+    search_query: str | None = None if followup.standalone else query
     endpoint_failed: str | None = None
-    if llm is not None and llm.available and not looks_english(question):
+    if llm is not None and llm.available and not looks_english(query):
         try:
-            query = await rewrite_query(llm, question) or question
+            query = await rewrite_query(llm, query) or query
         except LLMError as exc:
             endpoint_failed = f"the LLM failed while translating the question: {exc}"
         if query != question:
             search_query = query
-    result = await asyncio.to_thread(library.search, query, k)
+    if followup.papers:
+        result = await asyncio.to_thread(scoped_search, library, query, followup, k)
+    else:
+        result = await asyncio.to_thread(library.search, query, k)
     extractive = replace(extractive_answer(result), question=question, search_query=search_query)
 
     def fallback(reason: str) -> Answer:
@@ -97,6 +105,32 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
         hits=result.hits, mode="llm", model=llm.model, latency_ms=_ms_since(start), tokens=completion.tokens,
         search_query=search_query, dropped_citations=tuple(dropped),
     )
+
+
+def scoped_search(library: Library, query: str, followup: FollowUp, k: int | None = None) -> SearchResult:
+    """`query` answered only from `followup.papers`; papers the user named are each kept and quoted.
+
+    Retrieval ranks the corpus as usual and the papers outside the scope are dropped. A named
+    (pinned) paper counts as relevant even where retrieval found it weak, quoted with its
+    closest sentence; the others keep retrieval's verdict, so "which of these uses X?" can
+    find that none does.
+    """
+    found = library.search(query, max(k or 0, SCOPE_DEPTH))
+    by_id = {h.paper_id: h for h in found.hits}
+    hits: list[Hit] = []
+    for pid in followup.papers:
+        hit = by_id.get(pid)
+        if hit is None:
+            paper = library.paper(pid)
+            if paper is None:
+                continue
+            hit = Hit(paper=paper, score=0.0, quotes=(best_sentence(paper.abstract, query),), relevant=False)
+        hits.append(replace(hit, relevant=True) if followup.pinned else hit)
+    if not followup.pinned:
+        hits.sort(key=lambda h: (not h.relevant, -h.score))
+    abstained = not any(h.relevant for h in hits)
+    return SearchResult(query=query, hits=hits, abstained=abstained,
+                        reason="none of the papers discussed answers this" if abstained else "")
 
 
 async def rewrite_query(llm: LLMClient, question: str) -> str:

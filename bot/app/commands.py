@@ -10,15 +10,15 @@ from discord import app_commands
 
 from bot.app import embeds
 from bot.app import messages as bot_messages
-from bot.app.checks import admins_only, rate_limited
+from bot.app.checks import admins_only, lookup_limited, rate_limited
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
-from bot.app.views import AnswerView, SearchPager
+from bot.app.views import SEARCH_DEPTH, new_key, search_view, view_for_answer
+from bot.text import clean_question
 from paperbot import messages
 
 if TYPE_CHECKING:
     from bot.app.client import PaperBot
 
-SEARCH_DEPTH = 25  # papers fetched once per /search; the buttons page through them
 QUESTION_MAX = 1000
 
 
@@ -31,9 +31,13 @@ def _bot(interaction: discord.Interaction) -> PaperBot:
 @app_commands.check(rate_limited)
 async def ask(interaction: discord.Interaction, question: app_commands.Range[str, 1, QUESTION_MAX],
               private: bool = False) -> None:
+    await _answer(interaction, question, private=private)
+
+
+async def _answer(interaction: discord.Interaction, question: str, *, private: bool) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
-    question = question.strip()
+    question = clean_question(question)
     if not question:
         await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
         return
@@ -42,8 +46,22 @@ async def ask(interaction: discord.Interaction, question: app_commands.Range[str
         answer = await bot.answer(question, preview)
     finally:
         await preview.close()
+    thread = not private and interaction.guild is not None and isinstance(
+        interaction.channel, (discord.TextChannel, discord.ForumChannel))
     await respond(interaction, embeds.answer_pages(answer), ephemeral=private,
-                  view=AnswerView(answer, ephemeral=private))
+                  view=view_for_answer(bot, answer, ephemeral=private, thread=thread))
+
+
+@app_commands.context_menu(name=bot_messages.CONTEXT_MENU)
+@app_commands.check(rate_limited)
+async def ask_about_message(interaction: discord.Interaction, message: discord.Message) -> None:
+    """Right-click a message → Apps → Ask paperbot: its text as a question, answered privately (shareable)."""
+    question = clean_question(message.content)[:QUESTION_MAX]
+    if not question:
+        await interaction.response.send_message(bot_messages.EMPTY_MESSAGE, ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
+        return
+    await _answer(interaction, question, private=True)
 
 
 @app_commands.command(name="search", description="Find papers for a query (label, score, snippet).")
@@ -53,14 +71,20 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
                  k: app_commands.Range[int, 1, 10] = 5) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True)
-    result = await bot.search(query.strip(), SEARCH_DEPTH)
-    pager = SearchPager(result, per_page=k)
-    await respond(interaction, [pager.current()], view=pager if pager.pages > 1 else None)
+    query = clean_question(query)
+    if not query:
+        await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION))
+        return
+    result = await bot.search(query, SEARCH_DEPTH)
+    key = new_key()
+    bot.remember(key, result)
+    await respond(interaction, [embeds.search_page(result, 0, k)],
+                  view=search_view(key, result, 0, k, interaction.user.id))
 
 
 @app_commands.command(name="paper", description="The whole abstract of one paper.")
 @app_commands.describe(paper="Start typing a label or id")
-@app_commands.check(rate_limited)
+@app_commands.check(lookup_limited)
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     record = await _bot(interaction).find_paper(paper)
     if record is None:
@@ -92,20 +116,38 @@ async def about(interaction: discord.Interaction) -> None:
 @app_commands.check(admins_only)
 async def reindex(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
-    if bot.reindexing or bot.library.ingest_running():
+    if bot.reindexing and bot.reindex_done is not None:
+        # Keep the promise: this admin hears the result of the rebuild that is running.
+        running = bot.reindex_done
         await interaction.response.send_message(bot_messages.REINDEX_RUNNING, ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
+        summary = await asyncio.shield(running)
+        await interaction.followup.send(bot_messages.REINDEX_DONE.format(summary=summary.line()), ephemeral=True,
+                                        allowed_mentions=NO_MENTIONS)
+        return
+    if bot.reindexing or bot.library.ingest_running():
+        await interaction.response.send_message(bot_messages.REINDEX_RUNNING_ELSEWHERE, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
     bot.reindexing = True
+    done = bot.reindex_done = asyncio.get_running_loop().create_future()
     try:
         await interaction.response.defer(thinking=True, ephemeral=True)
         summary = await asyncio.to_thread(bot.library.ingest)
         bot.forget_papers()
+        done.set_result(summary)
+    except Exception as exc:
+        done.set_exception(exc)
+        done.exception()  # those waiting see it; nobody waiting is fine too
+        raise
     finally:
+        if not done.done():
+            done.cancel()
         bot.reindexing = False
+        bot.reindex_done = None
     await respond(interaction, embeds.text_pages(bot_messages.REINDEX_DONE.format(summary=summary.line())), ephemeral=True)
 
 
 def register(tree: app_commands.CommandTree) -> None:
-    for command in (ask, search, paper, about, reindex):
+    for command in (ask, search, paper, about, reindex, ask_about_message):
         tree.add_command(command)

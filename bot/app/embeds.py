@@ -79,9 +79,19 @@ class Page:
 # -- text primitives -------------------------------------------------------------------
 
 
+# Bidirectional controls (embeddings, overrides, isolates) would let echoed text reorder what follows it.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
+
+
 def escape(text: str) -> str:
-    """Text from a user or an abstract, made inert: no markdown, no mentions."""
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    """Text from a user or an abstract, made inert: no markdown, no mentions, no bidirectional controls."""
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(_BIDI.sub("", text)))
+
+
+def unescape(text: str) -> str:
+    """What `escape` made of a text, read back (the bot reads its own titles to rebuild a result)."""
+    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@")
 
 
 def _cut_at(text: str, limit: int) -> int:
@@ -336,6 +346,14 @@ def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
 
 
 # -- adapters ------------------------------------------------------------------------------
+
+
+def card_from(embed: discord.Embed) -> Card:
+    """An embed the bot sent, as a Card again (to repost it)."""
+    return Card(title=embed.title or "", description=embed.description or "",
+                fields=tuple(Field(f.name or "\u200b", f.value or "\u200b") for f in embed.fields),
+                footer=embed.footer.text or "", url=embed.url or "",
+                colour=embed.colour.value if embed.colour is not None else None)
 
 
 def to_embed(card: Card) -> discord.Embed:
