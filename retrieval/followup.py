@@ -133,20 +133,28 @@ def _join(*parts: str) -> str:
 
 
 def topic(history: Sequence[Turn]) -> str:
-    """What the conversation is about: the last question, read against the turns before it."""
-    if not history:
-        return ""
-    return resolve(history[-1].question, history[:-1]).query
+    """What the conversation is about: each question read against the ones before it, the last one winning.
+
+    A question about earlier papers ("which of these uses GRPO?") narrows the topic rather than replacing it.
+    """
+    current = ""
+    for i, turn in enumerate(history):
+        f = _resolve(" ".join(turn.question.split()), history[:i], current)
+        current = _join(current, f.query) if f.papers and f.query != current else f.query
+    return current
 
 
 def resolve(question: str, history: Sequence[Turn]) -> FollowUp:
     """`question` read against `history` (oldest first): what to search and which papers it is about."""
     question = " ".join(question.split())
     history = bounded(history)
+    return _resolve(question, history, topic(history))
+
+
+def _resolve(question: str, history: Sequence[Turn], earlier: str) -> FollowUp:
     if not history or not question:
         return FollowUp(question, question)
     last_cited = next((t.cited for t in reversed(history) if t.cited), ())
-    earlier = topic(history)
 
     numbers = _referenced_numbers(question, len(last_cited))
     if numbers:

@@ -261,7 +261,9 @@ class FakeDiscord:
                 msg = self._edit(int(inter["message"]["id"]), data, ex)
                 response["resource"] = {"type": rtype, "message": msg}
             return response
-        if "/messages/@original" in path or "/messages/{message_id}" in path:
+        if path == "/channels/{channel_id}/messages/{message_id}/threads" and route.method == "POST":
+            return self._new_thread(int(route.channel_id), int(route.url.rstrip("/").split("/")[-2]), body)
+        if path.endswith("/messages/@original") or path.endswith("/messages/{message_id}"):
             if "@original" in path:
                 mid = self._originals.get(token or "")
             else:
@@ -277,8 +279,6 @@ class FakeDiscord:
         if path == "/webhooks/{webhook_id}/{webhook_token}" and route.method == "POST":
             channel = int(inter["channel_id"]) if inter else CHANNEL_ID
             return self._new_message(channel, body, ex, guild=bool(inter and "guild_id" in inter))
-        if path == "/channels/{channel_id}/messages/{message_id}/threads" and route.method == "POST":
-            return self._new_thread(int(route.channel_id), int(route.url.rstrip("/").split("/")[-2]), body)
         if path == "/channels/{channel_id}/messages" and route.method == "POST":
             channel = int(route.channel_id)
             return self._new_message(channel, body, ex, guild=channel == CHANNEL_ID or channel in self.threads)
