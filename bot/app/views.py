@@ -75,7 +75,7 @@ def _title_text(message: discord.Message, prefix: str) -> str | None:
     for embed in message.embeds:
         title = embed.title or ""
         if title.startswith(prefix):
-            if len(title) >= embeds.TITLE and title.endswith("…"):
+            if title.endswith("…") and len(title) > embeds.TITLE // 2:  # clip() cut it: the text is lost
                 return None
             return embeds.unescape(title[len(prefix):])
     return None
