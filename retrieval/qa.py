@@ -63,7 +63,15 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     query = followup.query
     search_query: str | None = None if followup.standalone else query
     endpoint_failed: str | None = None
-    if llm is not None and llm.available and not looks_english(query):
+    condensed = ""
+    if llm is not None and llm.available and history:
+        try:
+            condensed = await condense_question(llm, question, history)
+        except LLMError as exc:
+            endpoint_failed = f"the LLM failed while reading the conversation: {exc}"
+        if condensed:
+            query = search_query = condensed
+    if llm is not None and llm.available and not condensed and not endpoint_failed and not looks_english(query):
         try:
             query = await rewrite_query(llm, query) or query
         except LLMError as exc:
@@ -89,7 +97,8 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
 
     citations = citations_for(result.hits)
     valid = {c.n for c in citations}
-    messages = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
+    asked = f"{question} (in this conversation: {condensed})" if condensed and condensed != question else question
+    messages = prompts.answer_messages(asked, [(c.n, c.label, c.quote) for c in citations])
     try:
         completion = await llm.chat(messages, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
@@ -137,7 +146,22 @@ async def rewrite_query(llm: LLMClient, question: str) -> str:
     """An English search query for `question`, or "" when the model's reply is unusable."""
     completion = await llm.chat(prompts.rewrite_messages(question), max_tokens=REWRITE_MAX_TOKENS,
                                 temperature=0.0, stream=False)
-    lines = [line for line in _strip_thinking(completion.text).splitlines() if line.strip()]
+    return _usable_query(completion.text)
+
+
+async def condense_question(llm: LLMClient, question: str, history: Sequence[Turn]) -> str:
+    """A standalone English search query for a follow-up, or "" when the model's reply is unusable.
+
+    Validated like a rewrite; the deterministic reading (retrieval/followup.py) stands otherwise.
+    """
+    completion = await llm.chat(prompts.condense_messages(question, [t.question for t in history]),
+                                max_tokens=REWRITE_MAX_TOKENS, temperature=0.0, stream=False)
+    return _usable_query(completion.text)
+
+
+def _usable_query(reply: str) -> str:
+    """The first line of a model's reply as a search query, or "" when it is not one."""
+    lines = [line for line in _strip_thinking(reply).splitlines() if line.strip()]
     query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
     query = re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I)
     if (not query or len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS

@@ -87,3 +87,53 @@ def test_scoped_search_keeps_named_papers_and_lets_retrieval_judge_the_others():
     assert {h.paper_id for h in which.hits} == set(ids)  # nothing from outside the conversation
     none = scoped_search(library, "grpo rewards", FollowUp("which of these uses GRPO?", "grpo rewards", ids, False))
     assert none.abstained
+
+
+# -- with an LLM: the conversation is condensed into a standalone query, validated like a rewrite ------------
+
+def _ask_with_llm(library, endpoint, question, history):
+    import asyncio
+
+    import httpx
+
+    from retrieval.llm import LLMClient
+    from retrieval.qa import answer_question
+    from tests.retrieval.test_llm import llm_settings
+
+    async def go():
+        async with httpx.AsyncClient() as http:
+            llm = LLMClient(llm_settings(endpoint), http)
+            return await answer_question(library, question, llm=llm, history=history)
+
+    return asyncio.run(go())
+
+
+def test_with_an_llm_the_history_is_condensed_into_the_search_query():
+    from tests.llm_server import Endpoint, Reply
+
+    library = StubLibrary()
+    history = [Turn("binary masks for sparse fine-tuning", ("p0000",))]
+    with Endpoint() as endpoint:
+        endpoint.enqueue(Reply.answer("continuous numerical coordinates as actions"),
+                         Reply.answer("Models emit coordinates as actions [1]."))
+        answer = _ask_with_llm(library, endpoint, "and for multimodal models?", history)
+        condense, prompt = endpoint.requests[0]["body"], endpoint.requests[1]["body"]
+    assert "binary masks for sparse fine-tuning" in condense["messages"][1]["content"]
+    assert "Follow-up: and for multimodal models?" in condense["messages"][1]["content"]
+    assert library.searches == ["continuous numerical coordinates as actions"]
+    assert answer.search_query == "continuous numerical coordinates as actions"
+    assert answer.mode == "llm" and answer.citations[0].label == "NV-CoT"
+    assert "and for multimodal models?" in prompt["messages"][1]["content"]
+
+
+def test_an_unusable_condensation_falls_back_to_the_deterministic_reading():
+    from tests.llm_server import Endpoint, Reply
+
+    library = StubLibrary()
+    history = [Turn("binary masks for sparse fine-tuning", ("p0000",))]
+    ramble = "Sure! " + "Here is a long explanation of what you might mean. " * 5
+    with Endpoint() as endpoint:
+        endpoint.enqueue(Reply.answer(ramble), Reply.answer("Bit masks match full fine-tuning [1]."))
+        answer = _ask_with_llm(library, endpoint, "[1]", history)
+    assert library.searches == ["binary masks for sparse fine-tuning"]  # the rules' query, scoped to [1]
+    assert [c.label for c in answer.citations] == ["BMT"]
