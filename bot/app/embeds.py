@@ -340,7 +340,7 @@ def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
     scored.sort(key=lambda t: (t[0], t[1]))
     out = []
     for _, _, p in scored[:CHOICES]:
-        name = clip(f"{p.label} — {p.title or p.where}", CHOICE_NAME)
+        name = clip(_BIDI.sub("", f"{p.label} — {p.title or p.where}"), CHOICE_NAME)
         out.append((name, p.paper_id[:CHOICE_VALUE]))
     return out
 
