@@ -116,6 +116,17 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     )
 
 
+def search_follow_up(library: Library, question: str, history: Sequence[Turn] = (), k: int | None = None) -> SearchResult:
+    """What retrieval gives `question` read against `history`, without an LLM (blocking: run it in a thread).
+
+    The same search `answer_question` makes without an LLM, so a front end can rebuild an answer's sources.
+    """
+    followup = resolve(question, history)
+    if followup.papers:
+        return scoped_search(library, followup.query, followup, k)
+    return library.search(followup.query, k)
+
+
 def scoped_search(library: Library, query: str, followup: FollowUp, k: int | None = None) -> SearchResult:
     """`query` answered only from `followup.papers`; papers the user named are each kept and quoted.
 

@@ -41,7 +41,7 @@ from paperbot import messages
 from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.followup import Turn
-from retrieval.qa import answer_question
+from retrieval.qa import answer_question, search_follow_up
 from retrieval.types import Answer, SearchResult
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,11 @@ class PaperBot(discord.Client):
     async def search(self, query: str, k: int) -> SearchResult:
         async with self.work:
             return await asyncio.to_thread(self.library.search, query, k)
+
+    async def search_follow_up(self, question: str, history: list[Turn]) -> SearchResult:
+        """The search behind an answer to `question` in its conversation (to rebuild its sources)."""
+        async with self.work:
+            return await asyncio.to_thread(search_follow_up, self.library, question, history)
 
     async def papers(self) -> list[Paper]:
         """Every paper, cached for autocomplete; reloaded when any process has changed the store."""

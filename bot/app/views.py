@@ -123,7 +123,9 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
                 await _gone(interaction)
                 return
             await interaction.response.defer(thinking=True, ephemeral=True)
-            result = await bot.search(question, None)
+            # A follow-up's sources come from its conversation, which Discord still has.
+            history = await bot.conversations.history(interaction.message)
+            result = await bot.search_follow_up(question, history)
             answer = Answer(question=question, text="", abstained=result.abstained, citations=[], hits=result.hits)
             bot.remember(self.key, answer)
         await respond(interaction, embeds.sources_pages(answer), ephemeral=True)

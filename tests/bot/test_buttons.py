@@ -121,3 +121,17 @@ async def test_views_never_time_out(make_bot):
         # Nothing waits in memory for a timeout: every button is matched by its custom_id alone.
         assert all(getattr(v, "timeout", None) is None for v in store.persistent_views)
         assert not store._views
+
+
+async def test_a_follow_ups_sources_are_rebuilt_from_its_conversation(make_bot, stub_library):
+    h = Harness(make_bot())
+    await h.start()
+    first = (await h.mention("paper studies topic method")).messages[-1]
+    compare = (await h.reply(first, "compare 1 and 3")).messages[-1]
+    h = await h.restart(make_bot())
+    try:
+        more = await h.click(compare, "More sources")
+    finally:
+        await h.stop()
+    labels = [f["name"].split(" — ")[0] for e in more.messages[-1]["embeds"] for f in e.get("fields") or []]
+    assert labels == ["[1] P00", "[2] P02"]  # the papers the follow-up was about, not a search for "compare 1 and 3"
