@@ -34,16 +34,20 @@ async def ask(interaction: discord.Interaction, question: app_commands.Range[str
     await _answer(interaction, question, private=private)
 
 
-async def _answer(interaction: discord.Interaction, question: str, *, private: bool) -> None:
+async def _answer(interaction: discord.Interaction, question: str, *, private: bool,
+                  in_conversation: bool = True) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = clean_question(question)
     if not question:
         await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
         return
+    channel = interaction.channel
+    history = (await bot.conversations.in_thread(channel)
+               if in_conversation and isinstance(channel, discord.Thread) else [])  # /ask in the bot's thread
     preview = StreamingPreview(question, interaction=interaction)
     try:
-        answer = await bot.answer(question, preview)
+        answer = await bot.answer(question, preview, history)
     finally:
         await preview.close()
     thread = not private and interaction.guild is not None and isinstance(
@@ -61,7 +65,7 @@ async def ask_about_message(interaction: discord.Interaction, message: discord.M
         await interaction.response.send_message(bot_messages.EMPTY_MESSAGE, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
-    await _answer(interaction, question, private=True)
+    await _answer(interaction, question, private=True, in_conversation=False)
 
 
 @app_commands.command(name="search", description="Find papers for a query (label, score, snippet).")

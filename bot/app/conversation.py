@@ -122,14 +122,26 @@ class Conversations:
             return await self._thread(message)
         return turns[::-1]
 
+    async def in_thread(self, thread: discord.Thread) -> list[Turn]:
+        """The turns of a thread the bot started from an answer ([] for any other thread), for `/ask` there."""
+        if thread.owner_id != self.bot_id:
+            return []
+        try:
+            return bounded(await self._thread_turns(thread, None))
+        except discord.HTTPException:
+            log.warning("could not read thread %s; answering alone", thread.id, exc_info=True)
+            return []
+
     async def _thread(self, message: discord.Message) -> list[Turn]:
-        thread = message.channel
-        assert isinstance(thread, discord.Thread)
+        assert isinstance(message.channel, discord.Thread)
+        return await self._thread_turns(message.channel, message)
+
+    async def _thread_turns(self, thread: discord.Thread, before: discord.Message | None) -> list[Turn]:
         turns: list[Turn] = []
         starter = await self._fetch(thread.parent_id, thread.id)  # a thread started from a message has its id
         if starter is not None and starter[0] is not None:
             turns.append(starter[0])
-        later = [m async for m in thread.history(limit=THREAD_MESSAGES, before=message)]
+        later = [m async for m in thread.history(limit=THREAD_MESSAGES, before=before)]
         for m in reversed(later):
             turn = self._remember(m)[0]
             if turn is not None:

@@ -204,3 +204,16 @@ def test_chat_follow_ups_behave_the_same(tmp_path, library):
     assert "[1] Vision-Masks" in answers[1] and "[2] Code-Masks" in answers[1] and "GRPO-Masks" not in answers[1]
     assert "searched for: sparse masks for vision models?" in answers[2]
     assert messages.ABSTAIN not in answers[1]
+
+
+async def test_ask_in_the_bots_thread_continues_its_conversation(make_bot, library):
+    async with Harness(make_bot()) as h:
+        ask = await h.slash("ask", question="sparse masks")
+        await h.click(answer_of(ask), "Discuss in thread")
+        thread_id = int(answer_of(ask)["id"])
+        second = await h.slash("ask", question="[2]", thread=thread_id)
+        elsewhere = await h.slash("ask", question="[2]")  # in the channel: a question of its own
+    assert cited(answer_of(second)) == ["Vision-Masks"]
+    assert buttons(answer_of(second)) == ["More sources"]  # no thread from inside a thread
+    assert library.searches[-1] == "[2]"
+    assert_calls_ok(second.calls + elsewhere.calls)
