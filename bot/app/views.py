@@ -210,22 +210,27 @@ class Pager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
     async def run(self, interaction: discord.Interaction) -> None:
         bot = _bot(interaction)
         message = interaction.message
+        mine = message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
         result = bot.recall(self.key)
         if not isinstance(result, SearchResult):
             query = _title_text(message, "Search: ") if message else None
             if not query:
                 await _gone(interaction)
                 return
+            # Searching again may wait behind other questions: acknowledge within Discord's 3 s first.
+            await (interaction.response.defer() if mine else interaction.response.defer(thinking=True,
+                                                                                          ephemeral=True))
             result = await bot.search(query, SEARCH_DEPTH)
             bot.remember(self.key, result)
         page = min(self.page, embeds.search_page_count(result, self.k) - 1)
-        mine = message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
         owner = self.owner if mine else interaction.user.id
         current = embeds.search_page(result, page, self.k)
         view = search_view(self.key, result, page, self.k, owner)
         kwargs = {"embeds": [embeds.to_embed(c) for c in current.cards], "view": view,
                   "allowed_mentions": NO_MENTIONS}
-        if mine:
+        if interaction.response.is_done():
+            await interaction.edit_original_response(**kwargs)
+        elif mine:
             await interaction.response.edit_message(**kwargs)
         else:  # someone else's search: their own private copy, the asker's message stays put
             await interaction.response.send_message(**kwargs, ephemeral=True)

@@ -259,7 +259,10 @@ class FakeDiscord:
                 response["resource"] = {"type": rtype, "message": msg}
             elif rtype == 7 and inter is not None and "message" in inter:
                 msg = self._edit(int(inter["message"]["id"]), data, ex)
+                self._originals[token] = int(msg["id"])
                 response["resource"] = {"type": rtype, "message": msg}
+            elif rtype == 6 and inter is not None and "message" in inter:
+                self._originals[token] = int(inter["message"]["id"])  # @original: the component's message
             return response
         if path == "/channels/{channel_id}/messages/{message_id}/threads" and route.method == "POST":
             return self._new_thread(int(route.channel_id), int(route.url.rstrip("/").split("/")[-2]), body)

@@ -51,12 +51,31 @@ async def test_every_button_works_after_a_restart(make_bot):
     assert share.json["data"]["content"] == "Shared by Alice"
     assert share.json["data"]["embeds"] == private["embeds"]
     assert buttons(shared.messages[-1]) == ["More sources", "Discuss in thread"]
-    # Next: the search is run again from its title and the same message moves to page 2
-    [page] = nxt.calls
-    assert page.callback_type == 7
-    assert field_numbers(page.json["data"]) == ["[5]", "[6]", "[7]", "[8]"]
-    assert page.json["data"]["embeds"][0]["footer"]["text"] == "page 2/7"
+    # Next: acknowledged at once, the search run again from its title, and the same message moves to page 2
+    ack, page = nxt.calls
+    assert ack.callback_type == 6
+    assert page.method == "PATCH" and page.path.endswith("/messages/@original")
+    assert nxt.messages[-1]["id"] == search["id"]
+    assert field_numbers(page.json) == ["[5]", "[6]", "[7]", "[8]"]
+    assert page.json["embeds"][0]["footer"]["text"] == "page 2/7"
     assert_calls_ok(more.calls + shared.calls + nxt.calls)
+
+
+async def test_another_users_click_after_a_restart_gets_a_private_copy(make_bot):
+    h = Harness(make_bot())
+    await h.start()
+    search = (await h.slash("search", query="paper studies topic method", k=4)).messages[-1]
+    h = await h.restart(make_bot())
+    try:
+        theirs = await h.click(search, "Next", user=BOB)
+    finally:
+        await h.stop()
+    ack, copy = theirs.calls
+    assert ack.json == {"type": 5, "data": {"flags": 64}}
+    assert field_numbers(copy.json) == ["[5]", "[6]", "[7]", "[8]"]
+    assert theirs.messages[-1]["id"] != search["id"] and theirs.messages[-1]["flags"] & 64
+    assert h.messages[int(search["id"])]["embeds"] == search["embeds"]
+    assert_calls_ok(theirs.calls)
 
 
 async def test_a_result_that_cannot_be_rebuilt_gets_a_clear_note(make_bot):
