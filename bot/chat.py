@@ -1,7 +1,9 @@
 """`paperbot chat`: the bot's answers in a terminal.
 
 Each line goes through the mock-client harness, so the terminal shows exactly
-the messages the bot would post in Discord.
+the messages the bot would post in Discord. A plain line is a direct message to the
+bot, so the session is one conversation: follow-ups ("[2]", "compare 1 and 3",
+"and for vision models?") are read against the earlier answers, as in a Discord DM.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from paperbot.settings import Settings
 from retrieval.library import Library
 
 REPL_HELP = """\
-Type a question, or: /search QUERY, /paper LABEL-OR-ID, /about, more (sources of the last answer),
+Type a question (follow-ups such as "[2]" or "and for vision models?" continue the conversation), or:
+/ask QUESTION (a fresh question), /search QUERY, /paper LABEL-OR-ID, /about, more (sources of the last answer),
 next / prev (pages of the last search), share, quit."""
 
 
@@ -33,7 +36,8 @@ class _StreamEcho:
     def __call__(self, call: Call) -> None:
         body = call.json if isinstance(call.json, dict) else {}
         embeds = body.get("embeds") or []
-        if call.method != "PATCH" or not embeds or embeds[0].get("footer", {}).get("text") != bot_messages.WRITING:
+        if call.method not in {"PATCH", "POST"} or not embeds or (
+                embeds[0].get("footer", {}).get("text") != bot_messages.WRITING):
             return
         text = embeds[0].get("description") or ""
         if text.startswith(self.shown):
@@ -95,9 +99,11 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
                     continue
                 ex = await h.click(target, label)
                 kind = "search" if label in {"Next", "Previous"} else "click"
+            elif word == "/ask":
+                ex = await h.slash("ask", question=rest)
+                kind = "answer"
             else:
-                question = rest if word == "/ask" else line
-                ex = await h.slash("ask", question=question)
+                ex = await h.dm(line)  # a DM: the session is one conversation
                 kind = "answer"
             if streamed is not None:
                 streamed.finish()

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from retrieval.types import Answer
+
+
+def duration(ms: float) -> str:
+    """A short time as people read it: "40 ms" below a second (never "0.0 s"), "2.3 s" above."""
+    return f"{max(1, round(ms))} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 def answer_footer(answer: Answer) -> str:
@@ -13,7 +19,7 @@ def answer_footer(answer: Answer) -> str:
     if answer.model:
         parts.append(f"model: {answer.model}")
     if answer.latency_ms is not None:
-        parts.append(f"{answer.latency_ms / 1000:.1f} s")
+        parts.append(duration(answer.latency_ms))
     if answer.tokens:
         parts.append(f"{answer.tokens} tokens")
     if answer.search_query:
@@ -80,3 +86,11 @@ def readable(text: str) -> str:
     for _ in range(2):
         text = _FONT.sub(r"\1", text)
     return re.sub(r"\\([%&_#$])", r"\1", text)
+
+
+def clean_question(text: str) -> str:
+    """A question as typed, without invisible format characters (zero-width, bidi controls, BOM) and extra space.
+
+    A question made only of such characters is empty.
+    """
+    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split())

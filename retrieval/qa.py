@@ -24,7 +24,7 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -33,15 +33,17 @@ from paperbot.messages import ABSTRACT_PENDING
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
 from retrieval.filters import Filters
+from retrieval.followup import FollowUp, Turn, best_sentence, resolve
 from retrieval.library import Library
 from retrieval.llm import LLMClient
-from retrieval.types import Answer
+from retrieval.types import Answer, Hit, SearchResult
 
 log = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 4000  # the default bound on an LLM answer; front ends may ask for less
 MAX_QUERY_CHARS = 300
 MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
+SCOPE_DEPTH = 25  # papers searched when a follow-up is about papers cited earlier
 REWRITE_MAX_TOKENS = 64
 LINK_REMOVED = "(link removed)"
 
@@ -50,26 +52,38 @@ OnText = Callable[[str], Any]
 
 async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
                           on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
-                          filters: Filters | None = None) -> Answer:
+                          history: Sequence[Turn] = (), filters: Filters | None = None) -> Answer:
     """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
     answer so far (already sanitized) each time the streamed text grows. An LLM
-    answer is cut to `max_chars` at a sentence boundary.
+    answer is cut to `max_chars` at a sentence boundary. `history` (oldest first) makes
+    the question a follow-up: see retrieval/followup.py.
     """
     start = time.perf_counter()
-    query = question
-    search_query: str | None = None
+    followup = resolve(question, history)
+    query = followup.query
+    search_query: str | None = None if followup.standalone else query
     endpoint_failed: str | None = None
-    if llm is not None and llm.available and not looks_english(question):
+    condensed = ""
+    if llm is not None and llm.available and history:
         try:
-            query = await rewrite_query(llm, question) or question
+            condensed = await condense_question(llm, question, history)
+        except LLMError as exc:
+            endpoint_failed = f"the LLM failed while reading the conversation: {exc}"
+        if condensed:
+            query = search_query = condensed
+    if llm is not None and llm.available and not condensed and not endpoint_failed and not looks_english(query):
+        try:
+            query = await rewrite_query(llm, query) or query
         except LLMError as exc:
             endpoint_failed = f"the LLM failed while translating the question: {exc}"
         if query != question:
             search_query = query
-    args = (query, k, filters) if filters else (query, k)  # unfiltered: the plain two-argument search
-    result = await asyncio.to_thread(library.search, *args)
+    if followup.papers:
+        result = await asyncio.to_thread(scoped_search, library, query, followup, k, filters)
+    else:
+        result = await asyncio.to_thread(library.search, query, k, filters)
     extractive = replace(extractive_answer(result), question=question, search_query=search_query)
 
     def fallback(reason: str) -> Answer:
@@ -85,8 +99,9 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
 
     citations = citations_for(result.hits)
     valid = {c.n for c in citations}
-    messages = prompts.answer_messages(question, [(c.n, c.label, c.quote or f"{c.paper.title} ({ABSTRACT_PENDING})")
-                                                  for c in citations])
+    asked = f"{question} (in this conversation: {condensed})" if condensed and condensed != question else question
+    messages = prompts.answer_messages(asked, [(c.n, c.label, c.quote or f"{c.paper.title} ({ABSTRACT_PENDING})")
+                                               for c in citations])
     try:
         completion = await llm.chat(messages, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
@@ -104,11 +119,64 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     )
 
 
+def search_follow_up(library: Library, question: str, history: Sequence[Turn] = (), k: int | None = None) -> SearchResult:
+    """What retrieval gives `question` read against `history`, without an LLM (blocking: run it in a thread).
+
+    The same search `answer_question` makes without an LLM, so a front end can rebuild an answer's sources.
+    """
+    followup = resolve(question, history)
+    if followup.papers:
+        return scoped_search(library, followup.query, followup, k)
+    return library.search(followup.query, k)
+
+
+def scoped_search(library: Library, query: str, followup: FollowUp, k: int | None = None,
+                  filters: Filters | None = None) -> SearchResult:
+    """`query` answered only from `followup.papers`; papers the user named are each kept and quoted.
+
+    Retrieval ranks the corpus as usual and the papers outside the scope are dropped. A named
+    (pinned) paper counts as relevant even where retrieval found it weak, quoted with its
+    closest sentence; the others keep retrieval's verdict, so "which of these uses X?" can
+    find that none does.
+    """
+    found = library.search(query, max(k or 0, SCOPE_DEPTH), filters)
+    by_id = {h.paper_id: h for h in found.hits}
+    hits: list[Hit] = []
+    for pid in followup.papers:
+        hit = by_id.get(pid)
+        if hit is None:
+            paper = library.paper(pid)
+            if paper is None:
+                continue
+            hit = Hit(paper=paper, score=0.0, quotes=(best_sentence(paper.abstract, query),), relevant=False)
+        hits.append(replace(hit, relevant=True) if followup.pinned else hit)
+    if not followup.pinned:
+        hits.sort(key=lambda h: (not h.relevant, -h.score))
+    abstained = not any(h.relevant for h in hits)
+    return SearchResult(query=query, hits=hits, abstained=abstained,
+                        reason="none of the papers discussed answers this" if abstained else "")
+
+
 async def rewrite_query(llm: LLMClient, question: str) -> str:
     """An English search query for `question`, or "" when the model's reply is unusable."""
     completion = await llm.chat(prompts.rewrite_messages(question), max_tokens=REWRITE_MAX_TOKENS,
                                 temperature=0.0, stream=False)
-    lines = [line for line in _strip_thinking(completion.text).splitlines() if line.strip()]
+    return _usable_query(completion.text)
+
+
+async def condense_question(llm: LLMClient, question: str, history: Sequence[Turn]) -> str:
+    """A standalone English search query for a follow-up, or "" when the model's reply is unusable.
+
+    Validated like a rewrite; the deterministic reading (retrieval/followup.py) stands otherwise.
+    """
+    completion = await llm.chat(prompts.condense_messages(question, [t.question for t in history]),
+                                max_tokens=REWRITE_MAX_TOKENS, temperature=0.0, stream=False)
+    return _usable_query(completion.text)
+
+
+def _usable_query(reply: str) -> str:
+    """The first line of a model's reply as a search query, or "" when it is not one."""
+    lines = [line for line in _strip_thinking(reply).splitlines() if line.strip()]
     query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
     query = re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I)
     if (not query or len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS

@@ -34,21 +34,36 @@ class GuildNotAllowed(Refusal):
     pass
 
 
+class ServersOnly(Refusal):
+    pass
+
+
 def _bot(interaction: discord.Interaction) -> PaperBot:
     return interaction.client  # type: ignore[return-value]
 
 
 def rate_limited(interaction: discord.Interaction) -> bool:
+    """Questions (/ask, /search, the context menu): the user's question budget."""
     retry = _bot(interaction).limiter.hit(interaction.user.id)
     if retry is not None:
         raise RateLimited(retry)
     return True
 
 
+def lookup_limited(interaction: discord.Interaction) -> bool:
+    """Cheap lookups (/paper, buttons) have their own, larger bucket: they never use up questions."""
+    retry = _bot(interaction).lookups.hit(interaction.user.id)
+    if retry is not None:
+        raise RateLimited(retry)
+    return True
+
+
 def admins_only(interaction: discord.Interaction) -> bool:
+    if interaction.guild_id is None:
+        raise ServersOnly(messages.REINDEX_SERVERS_ONLY)
     role = _bot(interaction).settings.discord.admin_role
     roles = getattr(interaction.user, "roles", [])
-    if interaction.guild_id is None or not is_admin(
+    if not is_admin(
             manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
             role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role):
         raise NotAdmin(messages.NOT_ADMIN.format(role=escape(role)) if role else messages.NOT_ADMIN_NO_ROLE)

@@ -20,7 +20,7 @@ import logging
 import re
 import sys
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import replace
 
 import discord
@@ -30,22 +30,27 @@ from bot.app import embeds
 from bot.app import messages as bot_messages
 from bot.app.checks import RateLimited, server_allowed
 from bot.app.commands import register
+from bot.app.conversation import Conversations
 from bot.app.errors import report_interaction_error, report_message_error
 from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
-from bot.app.views import AnswerView
+from bot.app.views import ITEMS, view_for_answer
 from bot.runtime import Services, open_services
+from bot.text import clean_question
 from paperbot import messages
 from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets, select
-from retrieval.qa import answer_question
+from retrieval.followup import Turn
+from retrieval.qa import answer_question, search_follow_up
 from retrieval.types import Answer, SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 PAPERS_RECHECK = 5.0  # seconds between checks that the cached paper list is still the store's
+LOOKUP_FACTOR = 6  # cheap lookups (/paper, buttons) allowed per question in the same window
+RESULTS_KEPT = 512  # answers and searches remembered for their buttons (older ones are rebuilt or refused)
 
 
 class PaperTree(app_commands.CommandTree):
@@ -80,9 +85,14 @@ class PaperBot(discord.Client):
         self.llm = services.llm
         self.sync_commands = sync_commands
         ds = self.settings.discord
-        self.limiter = RateLimiter(ds.rate_limit, ds.rate_window)
+        self.limiter = RateLimiter(ds.rate_limit, ds.rate_window)  # questions
+        self.lookups = RateLimiter(ds.rate_limit * LOOKUP_FACTOR, ds.rate_window)  # /paper, buttons
         self.work = asyncio.Semaphore(ds.max_concurrency)
         self.reindexing = False
+        self.reindex_done: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
+        self.conversations = Conversations(self)
+        self._results: OrderedDict[str, Answer | SearchResult] = OrderedDict()
+        self._shared: OrderedDict[int, None] = OrderedDict()
         self._papers: list[Paper] | None = None
         self._papers_version = ""
         self._papers_checked = 0.0
@@ -97,6 +107,7 @@ class PaperBot(discord.Client):
     # -- lifecycle -----------------------------------------------------------------------
 
     async def setup_hook(self) -> None:
+        self.add_dynamic_items(*ITEMS)  # every button works after a restart, whatever message it is on
         await self.papers()  # autocomplete answers from memory from the first keystroke
         if self.sync_commands:
             await self._sync_commands()
@@ -123,22 +134,20 @@ class PaperBot(discord.Client):
     # -- the core, off the event loop ---------------------------------------------------------
 
     async def answer(self, question: str, preview: StreamingPreview | None = None,
-                     filters: Filters | None = None) -> Answer:
+                     history: list[Turn] | None = None, filters: Filters | None = None) -> Answer:
         """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn."""
         start = time.perf_counter()
         async with self.work:
-            extra = {"filters": filters} if filters else {}  # unfiltered: the plain call
             answer = await answer_question(self.library, question, llm=self.llm, max_chars=embeds.ANSWER_CHARS,
-                                           on_text=preview.on_text if preview is not None else None, **extra)
+                                           on_text=preview.on_text if preview is not None else None,
+                                           history=history or (), filters=filters)
         if answer.latency_ms is None:
             answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
         return answer
 
     async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
         async with self.work:
-            if filters:
-                return await asyncio.to_thread(self.library.search, query, k, filters)
-            return await asyncio.to_thread(self.library.search, query, k)
+            return await asyncio.to_thread(self.library.search, query, k, filters)
 
     async def similar(self, paper_id: str, k: int) -> list[Similar] | None:
         async with self.work:
@@ -159,6 +168,11 @@ class PaperBot(discord.Client):
             self._facets = (papers, await asyncio.to_thread(facets, papers))
         return self._facets[1]
 
+    async def search_follow_up(self, question: str, history: list[Turn]) -> SearchResult:
+        """The search behind an answer to `question` in its conversation (to rebuild its sources)."""
+        async with self.work:
+            return await asyncio.to_thread(search_follow_up, self.library, question, history)
+
     async def papers(self) -> list[Paper]:
         """Every paper, cached for autocomplete; reloaded when any process has changed the store."""
         now = time.monotonic()
@@ -169,6 +183,25 @@ class PaperBot(discord.Client):
                 self._papers_version = version
             self._papers_checked = now
         return self._papers
+
+    def remember(self, key: str, result: Answer | SearchResult) -> None:
+        """Keep a result for its buttons (the newest RESULTS_KEPT)."""
+        self._results[key] = result
+        self._results.move_to_end(key)
+        while len(self._results) > RESULTS_KEPT:
+            self._results.popitem(last=False)
+
+    def recall(self, key: str) -> Answer | SearchResult | None:
+        return self._results.get(key)
+
+    def mark_shared(self, message_id: int) -> bool:
+        """True the first time an answer message is shared; False if it already was."""
+        if message_id in self._shared:
+            return False
+        self._shared[message_id] = None
+        while len(self._shared) > RESULTS_KEPT:
+            self._shared.popitem(last=False)
+        return True
 
     def forget_papers(self) -> None:
         self._papers = None
@@ -189,24 +222,46 @@ class PaperBot(discord.Client):
 
     # -- direct messages and mentions ----------------------------------------------------------
 
-    def question_in(self, message: discord.Message) -> str | None:
-        """The question a message asks the bot, or None when it is not addressed to the bot."""
+    def addressed(self, message: discord.Message) -> str | None:
+        """How a message reaches the bot: "dm", "mention", "conversation" (a reply to an answer, or a message
+        in a thread the bot started), or None when it is not addressed to the bot."""
         if message.author.bot or self.user is None:
             return None
+        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+            return None  # thread created, pins, joins…
         if message.guild is None:
-            return message.content.strip()
-        if not any(u.id == self.user.id for u in message.mentions):
-            return None
+            return "dm"
         if not guild_allowed(message.guild.id, self.settings.discord.guild_allowlist):
             return None
-        return re.sub(rf"<@!?{self.user.id}>", " ", message.content).strip()
+        role = message.guild.self_role  # Discord's autocomplete often inserts the bot's managed role
+        if any(u.id == self.user.id for u in message.mentions) or (
+                role is not None and role.id in message.raw_role_mentions):
+            return "mention"
+        if self.conversations.replies_to_bot(message) or self.conversations.in_bot_thread(message):
+            return "conversation"
+        return None
+
+    def question_in(self, message: discord.Message) -> str | None:
+        """The question a message asks the bot, or None when it is not addressed to the bot."""
+        how = self.addressed(message)
+        if how is None:
+            return None
+        text = message.content
+        if message.guild is not None:
+            text = re.sub(rf"<@!?{self.user.id}>", " ", text)
+            role = message.guild.self_role
+            if role is not None:
+                text = text.replace(f"<@&{role.id}>", " ")
+        return clean_question(text)
 
     async def on_message(self, message: discord.Message) -> None:
         question = self.question_in(message)
         if question is None:
             return
         if not question:
-            await reply(message, embeds.text_pages(messages.EMPTY_QUESTION))
+            # Without the message-content intent a plain thread message arrives empty: not a question to us.
+            if self.addressed(message) != "conversation":
+                await reply(message, embeds.text_pages(messages.EMPTY_QUESTION))
             return
         retry = self.limiter.hit(message.author.id)
         if retry is not None:
@@ -215,11 +270,13 @@ class PaperBot(discord.Client):
         preview = StreamingPreview(question, message=message)
         try:
             async with message.channel.typing():
-                answer = await self.answer(question, preview)
+                history = await self.conversations.history(message)
+                answer = await self.answer(question, preview, history)
         finally:
             await preview.close()
-        await reply(message, embeds.answer_pages(answer), view=AnswerView(answer, ephemeral=False),
-                    first=preview.sent)
+        thread = message.guild is not None and not isinstance(message.channel, discord.Thread)
+        await reply(message, embeds.answer_pages(answer),
+                    view=view_for_answer(self, answer, ephemeral=False, thread=thread), first=preview.sent)
 
     async def on_error(self, event_method: str, /, *args, **kwargs) -> None:
         error = sys.exc_info()[1]

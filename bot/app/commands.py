@@ -10,9 +10,10 @@ from discord import app_commands
 
 from bot.app import embeds
 from bot.app import messages as bot_messages
-from bot.app.checks import admins_only, rate_limited
+from bot.app.checks import admins_only, lookup_limited, rate_limited
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
-from bot.app.views import AnswerView, PaperListPager, SearchPager
+from bot.app.views import SEARCH_DEPTH, list_view, new_key, search_view, view_for_answer
+from bot.text import clean_question
 from paperbot import messages
 from paperbot.records import PRESENTATION_TYPES
 from retrieval.filters import Filters, choices, no_match_notice
@@ -20,7 +21,6 @@ from retrieval.filters import Filters, choices, no_match_notice
 if TYPE_CHECKING:
     from bot.app.client import PaperBot
 
-SEARCH_DEPTH = 25  # papers fetched once per /search; the buttons page through them
 QUESTION_MAX = 1000
 FILTER_MAX = 100
 LIST_PAGE = 10  # papers per page of /author and /area
@@ -59,20 +59,41 @@ async def ask(interaction: discord.Interaction, question: app_commands.Range[str
               private: bool = False, author: FilterText | None = None, area: FilterText | None = None,
               kind: app_commands.Choice[str] | None = None, track: FilterText | None = None,
               keyword: FilterText | None = None) -> None:
+    await _answer(interaction, question, private=private, filters=_filters(author, area, kind, track, keyword))
+
+
+async def _answer(interaction: discord.Interaction, question: str, *, private: bool,
+                  in_conversation: bool = True, filters: Filters | None = None) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
-    question = question.strip()
+    question = clean_question(question)
     if not question:
         await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
         return
-    filters = _filters(author, area, kind, track, keyword)
+    channel = interaction.channel
+    history = (await bot.conversations.in_thread(channel)
+               if in_conversation and isinstance(channel, discord.Thread) else [])  # /ask in the bot's thread
     preview = StreamingPreview(question, interaction=interaction)
     try:
-        answer = await bot.answer(question, preview, filters)
+        answer = await bot.answer(question, preview, history, filters)
     finally:
         await preview.close()
+    thread = not private and interaction.guild is not None and isinstance(
+        interaction.channel, (discord.TextChannel, discord.ForumChannel))
     await respond(interaction, embeds.answer_pages(answer), ephemeral=private,
-                  view=AnswerView(answer, ephemeral=private))
+                  view=view_for_answer(bot, answer, ephemeral=private, thread=thread))
+
+
+@app_commands.context_menu(name=bot_messages.CONTEXT_MENU)
+@app_commands.check(rate_limited)
+async def ask_about_message(interaction: discord.Interaction, message: discord.Message) -> None:
+    """Right-click a message → Apps → Ask paperbot: its text as a question, answered privately (shareable)."""
+    question = clean_question(message.content)[:QUESTION_MAX]
+    if not question:
+        await interaction.response.send_message(bot_messages.EMPTY_MESSAGE, ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
+        return
+    await _answer(interaction, question, private=True, in_conversation=False)
 
 
 @app_commands.command(name="search", description="Find papers for a query (title, score, snippet, link).")
@@ -86,14 +107,20 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
                  track: FilterText | None = None, keyword: FilterText | None = None) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True)
-    result = await bot.search(query.strip(), SEARCH_DEPTH, _filters(author, area, kind, track, keyword))
-    pager = SearchPager(result, per_page=k)
-    await respond(interaction, [pager.current()], view=pager if pager.pages > 1 else None)
+    query = clean_question(query)
+    if not query:
+        await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION))
+        return
+    result = await bot.search(query, SEARCH_DEPTH, _filters(author, area, kind, track, keyword))
+    key = new_key()
+    bot.remember(key, result)
+    await respond(interaction, [embeds.search_page(result, 0, k)],
+                  view=search_view(key, result, 0, k, interaction.user.id))
 
 
 @app_commands.command(name="paper", description="The whole abstract of one paper.")
 @app_commands.describe(paper="Start typing a label or id")
-@app_commands.check(rate_limited)
+@app_commands.check(lookup_limited)
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     record = await _bot(interaction).find_paper(paper)
     if record is None:
@@ -133,13 +160,15 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
         notice = no_match_notice(filters, await bot.papers())
         await respond(interaction, embeds.text_pages(embeds.escape(notice)))
         return
-    pager = PaperListPager(heading, papers, LIST_PAGE)
-    await respond(interaction, [pager.current()], view=pager if pager.pages > 1 else None)
+    key = new_key()
+    bot.remember(key, (heading, papers))
+    await respond(interaction, [embeds.paper_list_page(heading, papers, 0, LIST_PAGE)],
+                  view=list_view(key, len(papers), 0, LIST_PAGE, interaction.user.id))
 
 
 @app_commands.command(name="author", description="The papers of one author.")
 @app_commands.describe(author="Start typing a name (accents and case ignored)")
-@app_commands.check(rate_limited)
+@app_commands.check(lookup_limited)
 async def author(interaction: discord.Interaction, author: FilterText) -> None:
     heading = bot_messages.AUTHOR_HEADING.format(author=embeds.escape(author.strip()))
     await _send_list(interaction, heading, Filters(author=author))
@@ -147,7 +176,7 @@ async def author(interaction: discord.Interaction, author: FilterText) -> None:
 
 @app_commands.command(name="area", description="The papers of one area, page by page.")
 @app_commands.describe(area="Start typing an area or subarea")
-@app_commands.check(rate_limited)
+@app_commands.check(lookup_limited)
 async def area(interaction: discord.Interaction, area: FilterText) -> None:
     heading = bot_messages.AREA_HEADING.format(area=embeds.escape(area.strip()))
     await _send_list(interaction, heading, Filters(area=area))
@@ -225,20 +254,38 @@ async def about(interaction: discord.Interaction) -> None:
 @app_commands.check(admins_only)
 async def reindex(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
-    if bot.reindexing or bot.library.ingest_running():
+    if bot.reindexing and bot.reindex_done is not None:
+        # Keep the promise: this admin hears the result of the rebuild that is running.
+        running = bot.reindex_done
         await interaction.response.send_message(bot_messages.REINDEX_RUNNING, ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
+        summary = await asyncio.shield(running)
+        await interaction.followup.send(bot_messages.REINDEX_DONE.format(summary=summary.line()), ephemeral=True,
+                                        allowed_mentions=NO_MENTIONS)
+        return
+    if bot.reindexing or bot.library.ingest_running():
+        await interaction.response.send_message(bot_messages.REINDEX_RUNNING_ELSEWHERE, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
     bot.reindexing = True
+    done = bot.reindex_done = asyncio.get_running_loop().create_future()
     try:
         await interaction.response.defer(thinking=True, ephemeral=True)
         summary = await asyncio.to_thread(bot.library.ingest)
         bot.forget_papers()
+        done.set_result(summary)
+    except Exception as exc:
+        done.set_exception(exc)
+        done.exception()  # those waiting see it; nobody waiting is fine too
+        raise
     finally:
+        if not done.done():
+            done.cancel()
         bot.reindexing = False
+        bot.reindex_done = None
     await respond(interaction, embeds.text_pages(bot_messages.REINDEX_DONE.format(summary=summary.line())), ephemeral=True)
 
 
 def register(tree: app_commands.CommandTree) -> None:
-    for command in (ask, search, paper, author, area, similar, related, about, reindex):
+    for command in (ask, search, paper, author, area, similar, related, about, reindex, ask_about_message):
         tree.add_command(command)

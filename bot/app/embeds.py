@@ -82,9 +82,19 @@ class Page:
 # -- text primitives -------------------------------------------------------------------
 
 
+# Bidirectional controls (embeddings, overrides, isolates) would let echoed text reorder what follows it.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
+
+
 def escape(text: str) -> str:
-    """Text from a user or an abstract, made inert: no markdown, no mentions."""
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    """Text from a user or an abstract, made inert: no markdown, no mentions, no bidirectional controls."""
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(_BIDI.sub("", text)))
+
+
+def unescape(text: str) -> str:
+    """What `escape` made of a text, read back (the bot reads its own titles to rebuild a result)."""
+    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@")
 
 
 def _cut_at(text: str, limit: int) -> int:
@@ -419,7 +429,7 @@ def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
     out = []
     for _, _, p in scored[:CHOICES]:
         after = p.authors[0] + (" et al." if len(p.authors) > 1 else "") if p.authors else p.where
-        name = clip(f"{readable(p.title or p.label)} — {after}", CHOICE_NAME)
+        name = clip(_BIDI.sub("", f"{readable(p.title or p.label)} — {after}"), CHOICE_NAME)
         out.append((name, p.paper_id[:CHOICE_VALUE]))
     return out
 
@@ -430,6 +440,14 @@ def value_choices(values: Sequence[str]) -> list[tuple[str, str]]:
 
 
 # -- adapters ------------------------------------------------------------------------------
+
+
+def card_from(embed: discord.Embed) -> Card:
+    """An embed the bot sent, as a Card again (to repost it)."""
+    return Card(title=embed.title or "", description=embed.description or "",
+                fields=tuple(Field(f.name or "\u200b", f.value or "\u200b") for f in embed.fields),
+                footer=embed.footer.text or "", url=embed.url or "",
+                colour=embed.colour.value if embed.colour is not None else None)
 
 
 def to_embed(card: Card) -> discord.Embed:

@@ -21,18 +21,31 @@ RATE_LIMITED = "You're asking faster than I can read. Please try again in {secon
 GUILD_NOT_ALLOWED = "This bot is not enabled on this server."
 NOT_ADMIN = "Only server admins (Manage Server permission or the {role} role) can rebuild the index."
 NOT_ADMIN_NO_ROLE = "Only server admins (Manage Server permission) can rebuild the index."
-REINDEX_RUNNING = "An index rebuild is already running; I'll have news when it finishes. Please try again later."
+REINDEX_RUNNING = "An index rebuild is already running; I'll post its result here when it finishes."
+REINDEX_RUNNING_ELSEWHERE = "An index rebuild is already running. Please try again when it has finished."
+REINDEX_SERVERS_ONLY = "`/reindex` works in servers only, where admins can run it."
 REINDEX_DONE = "Index rebuilt: {summary}"
 PAPER_NOT_FOUND = "No paper matches {query}. Start typing a label or id and pick one from the list."
 STORE_UNAVAILABLE = "The paper store can't be reached right now. Please try again in a minute."
 ALREADY_SHARED = "This answer is already in the channel."
+RESULT_GONE = "This result is too old for me to rebuild. Please ask again."
+THREAD_NAME = "Follow-up questions"
+THREAD_STARTED = "Thread started: {thread}. Ask your follow-up questions there."
+THREAD_EXISTS = "There is already a thread for this answer: {thread}."
+THREAD_FORBIDDEN = "I'm not allowed to start threads in this channel."
+THREAD_SERVERS_ONLY = "Threads can only be started from answers in a server channel."
+THREAD_INTRO = ("Ask follow-up questions here and mention me or reply to one of my answers: \"[2]\", "
+                "\"compare 1 and 3\", \"which of these uses GRPO?\", \"and for vision models?\".")
+EMPTY_MESSAGE = "That message has no text for me to answer."
+CONTEXT_MENU = "Ask paperbot"
 ABOUT_TITLE = "paperbot"
 ABOUT_INTRO = "I answer questions about NeurIPS 2026 paper abstracts, quoting the sentences I rely on."
 ABOUT_NO_LLM = "not configured (answers are the verbatim best sentences)"
 ABOUT_USAGE = ("`/ask` a question (add `private` to see the answer alone), `/search` for papers, "
                "`/paper` for a whole abstract; both take `author`, `area`, `type`, `track` and `keyword` filters. "
                "`/author` and `/area` list papers, `/similar` finds papers like one, `/related` papers like your "
-               "own abstract. You can also DM me a question or @mention me in a channel.")
+               "own abstract. You can also DM me a question or @mention me in a channel; reply to an answer (or use "
+               "its thread) to follow up, and right-click a message → Apps → Ask paperbot.")
 TOKEN_MISSING = """\
 paperbot: DISCORD_TOKEN is not set.
 

@@ -56,8 +56,9 @@ async def reply(message: discord.Message, pages: Sequence[Page], *, view: discor
 class StreamingPreview:
     """Shows a streaming answer as it is written, editing one message at most once per second.
 
-    `on_text` accepts either the text so far or the newest piece of it, and can be called
-    or awaited. Edits run in the background and never delay the writer.
+    `on_text` takes the whole clean text so far (it may shrink or change when the cleaning
+    removes a link or a citation): the preview shows exactly that, never a concatenation.
+    It can be called or awaited. Edits run in the background and never delay the writer.
     """
 
     def __init__(self, question: str, interaction: discord.Interaction | None = None,
@@ -70,13 +71,11 @@ class StreamingPreview:
         self.text = ""
         self._last_edit = 0.0
         self._task: asyncio.Task | None = None
+        self._sending = False  # a request is in flight: Discord will act on it even if we stop waiting
         self._closed = False
 
     def on_text(self, text: str):
-        if text.startswith(self.text):
-            self.text = text
-        else:
-            self.text += text
+        self.text = text
         if not self._closed and (self._task is None or self._task.done()):
             self._task = asyncio.get_running_loop().create_task(self._flush(), name="paperbot-stream-edit")
         done = asyncio.get_running_loop().create_future()
@@ -91,6 +90,7 @@ class StreamingPreview:
             return
         self._last_edit = time.monotonic()
         page = preview_pages(self.question, self.text)[0]
+        self._sending = True
         try:
             if self.interaction is not None:
                 await self.interaction.edit_original_response(**_kwargs(page))
@@ -100,13 +100,23 @@ class StreamingPreview:
                 await self.sent.edit(**_kwargs(page))
         except discord.HTTPException:
             log.warning("could not update a streaming answer", exc_info=True)
+        finally:
+            self._sending = False
 
     async def close(self) -> None:
-        """Stop editing; a pending edit is cancelled so the final answer lands last."""
+        """Stop editing, so the final answer lands last.
+
+        An edit still waiting for its turn is cancelled; a request already sent is awaited, so
+        a preview message Discord has created is known (`sent`) and replaced, never left behind.
+        """
         self._closed = True
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        task = self._task
+        if task is None or task.done():
+            return
+        if not self._sending:
+            task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise

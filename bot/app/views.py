@@ -1,123 +1,312 @@
-"""Buttons under answers and search results."""
+"""Buttons under answers and search results, persistent: their state is in the custom_id.
+
+Every button is a `discord.ui.DynamicItem`, registered at start-up (`ITEMS`), so it keeps
+working after a restart and never times out. A click looks its result up in the bot's
+memory by the key in the custom_id; after a restart the result is rebuilt from the message
+itself (the question is in its title); what cannot be rebuilt gets a short private note.
+
+    pb:src:<key>:<ids>     More sources; <ids> are the paper ids the answer cited, in order
+                           (the bot reads them back to follow a conversation)
+    pb:share:<key>         Share in channel (private answers)
+    pb:thread              Discuss in thread (public answers in a server channel)
+    pb:pg:<p|n>:<key>:<page>:<k>:<owner>   Previous / Next through a search
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import re
+import secrets
+from typing import TYPE_CHECKING, Any
 
 import discord
 
 from bot.app import embeds, messages
+from bot.app.checks import RateLimited
 from bot.app.errors import report_interaction_error
 from bot.app.sending import NO_MENTIONS, respond
-from paperbot.records import Paper
 from retrieval.types import Answer, SearchResult
 
-VIEW_TIMEOUT = 15 * 60.0  # interaction tokens (and so ephemeral messages) last 15 minutes
+if TYPE_CHECKING:
+    from bot.app.client import PaperBot
+
+log = logging.getLogger(__name__)
+
+CUSTOM_ID = 100  # Discord's limit on a custom_id
+SEARCH_DEPTH = 25  # papers fetched once per /search; the buttons page through them
+_ID_SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
-class _View(discord.ui.View):
-    async def on_error(self, interaction: discord.Interaction, error: Exception, item: discord.ui.Item[Any]) -> None:
-        await report_interaction_error(interaction, error)
+def new_key() -> str:
+    """The key a result is remembered by (8 hex digits: unique enough for the results kept in memory)."""
+    return secrets.token_hex(4)
 
 
-class AnswerView(_View):
-    """"More sources" under every answer; "Share in channel" under private ones."""
+def _bot(interaction: discord.Interaction) -> PaperBot:
+    return interaction.client  # type: ignore[return-value]
 
-    def __init__(self, answer: Answer, *, ephemeral: bool) -> None:
-        super().__init__(timeout=VIEW_TIMEOUT)
-        self.answer = answer
-        self.shared = False
-        if not answer.hits:
-            self.remove_item(self.more_sources)
-        if not ephemeral:
-            self.remove_item(self.share)
 
-    @discord.ui.button(label="More sources", style=discord.ButtonStyle.secondary)
-    async def more_sources(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await respond(interaction, embeds.sources_pages(self.answer), ephemeral=True)
+def cited_ids(answer: Answer) -> tuple[str, ...]:
+    return tuple(c.paper_id for c in answer.citations)
 
-    @discord.ui.button(label="Share in channel", style=discord.ButtonStyle.primary)
-    async def share(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        if self.shared:
-            await interaction.response.send_message(messages.ALREADY_SHARED, ephemeral=True,
-                                                    allowed_mentions=NO_MENTIONS)
+
+def _ids_part(ids: tuple[str, ...], room: int) -> str:
+    """As many of `ids` as fit in `room` characters, comma-separated, in order; unsafe ids end the list."""
+    out: list[str] = []
+    for pid in ids:
+        if not _ID_SAFE.match(pid) or len(",".join([*out, pid])) > room:
+            break
+        out.append(pid)
+    return ",".join(out)
+
+
+def ids_from_message(message: discord.Message) -> tuple[str, ...] | None:
+    """The cited paper ids the bot stored in one of its answers, or None when it is not an answer of ours."""
+    for row in message.components:
+        for child in getattr(row, "children", []):
+            m = MoreSources.__discord_ui_compiled_template__.fullmatch(getattr(child, "custom_id", None) or "")
+            if m:
+                return tuple(i for i in m.group("ids").split(",") if i)
+    return None
+
+
+def _title_text(message: discord.Message, prefix: str) -> str | None:
+    """The user text the bot put in its own title after `prefix`, unescaped; None when missing or clipped."""
+    for embed in message.embeds:
+        title = embed.title or ""
+        if title.startswith(prefix):
+            if title.endswith("…") and len(title) > embeds.TITLE // 2:  # clip() cut it: the text is lost
+                return None
+            return embeds.unescape(title[len(prefix):])
+    return None
+
+
+class _Persistent:
+    """Shared by every button: lookups count against the cheap bucket, errors reach the one handler."""
+
+    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+        try:
+            retry = _bot(interaction).lookups.hit(interaction.user.id)
+            if retry is not None:
+                raise RateLimited(retry)
+            await self.run(interaction)
+        except Exception as error:  # discord.py would only log it: the user must hear back
+            await report_interaction_error(interaction, error)
+
+    async def run(self, interaction: discord.Interaction) -> None:
+        raise NotImplementedError
+
+
+async def _gone(interaction: discord.Interaction, text: str = messages.RESULT_GONE) -> None:
+    await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+
+class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
+                  template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<ids>[A-Za-z0-9._,-]*)"):
+    def __init__(self, key: str, ids: tuple[str, ...] = ()) -> None:
+        prefix = f"pb:src:{key}:"
+        super().__init__(discord.ui.Button(label="More sources", style=discord.ButtonStyle.secondary,
+                                           custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
+        self.key = key
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
+                             /) -> MoreSources:
+        return cls(match["key"], tuple(i for i in match["ids"].split(",") if i))
+
+    async def run(self, interaction: discord.Interaction) -> None:
+        bot = _bot(interaction)
+        answer = bot.recall(self.key)
+        if not isinstance(answer, Answer):
+            question = _title_text(interaction.message, "Q: ") if interaction.message else None
+            if not question:
+                await _gone(interaction)
+                return
+            await interaction.response.defer(thinking=True, ephemeral=True)
+            # A follow-up's sources come from its conversation, which Discord still has.
+            history = await bot.conversations.history(interaction.message)
+            result = await bot.search_follow_up(question, history)
+            answer = Answer(question=question, text="", abstained=result.abstained, citations=[], hits=result.hits)
+            bot.remember(self.key, answer)
+        await respond(interaction, embeds.sources_pages(answer), ephemeral=True)
+
+
+class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:share:(?P<key>[0-9a-f]{8})"):
+    def __init__(self, key: str) -> None:
+        super().__init__(discord.ui.Button(label="Share in channel", style=discord.ButtonStyle.primary,
+                                           custom_id=f"pb:share:{key}"))
+        self.key = key
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
+                             /) -> Share:
+        return cls(match["key"])
+
+    async def run(self, interaction: discord.Interaction) -> None:
+        bot = _bot(interaction)
+        message = interaction.message
+        if message is None or not bot.mark_shared(message.id):
+            await _gone(interaction, messages.ALREADY_SHARED)
             return
-        self.shared = True
-        pages = embeds.answer_pages(self.answer)
+        answer = bot.recall(self.key)
+        if isinstance(answer, Answer):
+            pages = embeds.answer_pages(answer)
+            ids = cited_ids(answer)
+            hits = bool(answer.hits)
+        else:  # after a restart: the message itself is the answer
+            pages = [embeds.Page(cards=tuple(embeds.card_from(e) for e in message.embeds))]
+            ids = ids_from_message(message) or ()
+            hits = ids_from_message(message) is not None
         by = embeds.escape(messages.SHARED_BY.format(user=interaction.user.display_name))
         pages[0] = embeds.Page(content=by, cards=pages[0].cards)
-        await respond(interaction, pages, ephemeral=False, view=AnswerView(self.answer, ephemeral=False))
+        view = answer_view(self.key, ids, hits=hits, ephemeral=False, thread=interaction.guild is not None)
+        await respond(interaction, pages, ephemeral=False, view=view)
 
 
-class SearchPager(_View):
-    """Previous / Next through the papers of one search."""
+class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:thread"):
+    def __init__(self) -> None:
+        super().__init__(discord.ui.Button(label="Discuss in thread", style=discord.ButtonStyle.secondary,
+                                           custom_id="pb:thread"))
 
-    def __init__(self, result: SearchResult, per_page: int, page: int = 0) -> None:
-        super().__init__(timeout=VIEW_TIMEOUT)
-        self.result = result
-        self.per_page = per_page
-        self.page = page
-        self._sync()
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
+                             /) -> DiscussInThread:
+        return cls()
 
-    @property
-    def pages(self) -> int:
-        return embeds.search_page_count(self.result, self.per_page)
-
-    def _sync(self) -> None:
-        self.previous.disabled = self.page <= 0
-        self.next.disabled = self.page >= self.pages - 1
-
-    def current(self) -> embeds.Page:
-        return embeds.search_page(self.result, self.page, self.per_page)
-
-    async def _show(self, interaction: discord.Interaction, page: int) -> None:
-        self.page = min(max(page, 0), self.pages - 1)
-        self._sync()
-        current = self.current()
-        await interaction.response.edit_message(embeds=[embeds.to_embed(c) for c in current.cards], view=self,
-                                                allowed_mentions=NO_MENTIONS)
-
-    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
-    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await self._show(interaction, self.page - 1)
-
-    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
-    async def next(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await self._show(interaction, self.page + 1)
+    async def run(self, interaction: discord.Interaction) -> None:
+        message = interaction.message
+        if message is None or interaction.guild is None:
+            await _gone(interaction, messages.THREAD_SERVERS_ONLY)
+            return
+        question = _title_text(message, "Q: ") or messages.THREAD_NAME
+        try:
+            thread = await message.create_thread(name=embeds.clip(question, 100), auto_archive_duration=1440)
+        except discord.Forbidden:
+            await _gone(interaction, messages.THREAD_FORBIDDEN)
+            return
+        except discord.HTTPException as exc:
+            if exc.code != 160004:  # a thread was already started from this message
+                raise
+            await _gone(interaction, messages.THREAD_EXISTS.format(thread=f"<#{message.id}>"))
+            return
+        await interaction.response.send_message(messages.THREAD_STARTED.format(thread=thread.mention),
+                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
+        await thread.send(messages.THREAD_INTRO, allowed_mentions=NO_MENTIONS)
 
 
-class PaperListPager(_View):
-    """Previous / Next through a list of papers (an author's, an area's)."""
+class Pager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
+            template=r"pb:pg:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,3}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
+    def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False) -> None:
+        label = "Previous" if direction == "p" else "Next"
+        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
+                                           custom_id=f"pb:pg:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
+        self.key, self.page, self.k, self.owner = key, max(page, 0), k, owner
 
-    def __init__(self, heading: str, papers: list[Paper], per_page: int, page: int = 0) -> None:
-        super().__init__(timeout=VIEW_TIMEOUT)
-        self.heading = heading
-        self.papers = papers
-        self.per_page = per_page
-        self.page = page
-        self._sync()
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
+                             /) -> Pager:
+        return cls(match["dir"], match["key"], int(match["page"]), max(1, int(match["k"])), int(match["owner"]))
 
-    @property
-    def pages(self) -> int:
-        return max(1, -(-len(self.papers) // self.per_page))
+    async def run(self, interaction: discord.Interaction) -> None:
+        bot = _bot(interaction)
+        message = interaction.message
+        mine = message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
+        result = bot.recall(self.key)
+        if not isinstance(result, SearchResult):
+            query = _title_text(message, "Search: ") if message else None
+            if not query:
+                await _gone(interaction)
+                return
+            # Searching again may wait behind other questions: acknowledge within Discord's 3 s first.
+            await (interaction.response.defer() if mine else interaction.response.defer(thinking=True,
+                                                                                          ephemeral=True))
+            result = await bot.search(query, SEARCH_DEPTH)
+            bot.remember(self.key, result)
+        page = min(self.page, embeds.search_page_count(result, self.k) - 1)
+        owner = self.owner if mine else interaction.user.id
+        current = embeds.search_page(result, page, self.k)
+        view = search_view(self.key, result, page, self.k, owner)
+        kwargs = {"embeds": [embeds.to_embed(c) for c in current.cards], "view": view,
+                  "allowed_mentions": NO_MENTIONS}
+        if interaction.response.is_done():
+            await interaction.edit_original_response(**kwargs)
+        elif mine:
+            await interaction.response.edit_message(**kwargs)
+        else:  # someone else's search: their own private copy, the asker's message stays put
+            await interaction.response.send_message(**kwargs, ephemeral=True)
 
-    def _sync(self) -> None:
-        self.previous.disabled = self.page <= 0
-        self.next.disabled = self.page >= self.pages - 1
 
-    def current(self) -> embeds.Page:
-        return embeds.paper_list_page(self.heading, self.papers, self.page, self.per_page)
+def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, thread: bool) -> discord.ui.View | None:
+    """More sources (when retrieval found papers), Share (private answers), Discuss in thread (public, in a server)."""
+    view = discord.ui.View(timeout=None)
+    if hits:
+        view.add_item(MoreSources(key, ids))
+    if ephemeral:
+        view.add_item(Share(key))
+    elif thread:
+        view.add_item(DiscussInThread())
+    return view if view.children else None
 
-    async def _show(self, interaction: discord.Interaction, page: int) -> None:
-        self.page = min(max(page, 0), self.pages - 1)
-        self._sync()
-        await interaction.response.edit_message(embeds=[embeds.to_embed(c) for c in self.current().cards], view=self,
-                                                allowed_mentions=NO_MENTIONS)
 
-    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
-    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await self._show(interaction, self.page - 1)
+def view_for_answer(bot: PaperBot, answer: Answer, *, ephemeral: bool, thread: bool) -> discord.ui.View | None:
+    """Remembers `answer` for its buttons and builds them."""
+    key = new_key()
+    bot.remember(key, answer)
+    return answer_view(key, cited_ids(answer), hits=bool(answer.hits), ephemeral=ephemeral, thread=thread)
 
-    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
-    async def next(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await self._show(interaction, self.page + 1)
+
+def search_view(key: str, result: SearchResult, page: int, k: int, owner: int) -> discord.ui.View | None:
+    pages = embeds.search_page_count(result, k)
+    if pages <= 1:
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(Pager("p", key, page - 1, k, owner, disabled=page <= 0))
+    view.add_item(Pager("n", key, page + 1, k, owner, disabled=page >= pages - 1))
+    return view
+
+
+class ListPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
+                template=r"pb:ls:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,4}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
+    """Previous / Next through a list of papers (an author's, an area's), remembered under `key`."""
+
+    def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False) -> None:
+        label = "Previous" if direction == "p" else "Next"
+        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
+                                           custom_id=f"pb:ls:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
+        self.key, self.page, self.k, self.owner = key, max(page, 0), k, owner
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
+                             /) -> ListPager:
+        return cls(match["dir"], match["key"], int(match["page"]), max(1, int(match["k"])), int(match["owner"]))
+
+    async def run(self, interaction: discord.Interaction) -> None:
+        remembered = _bot(interaction).recall(self.key)
+        if not (isinstance(remembered, tuple) and len(remembered) == 2):
+            await _gone(interaction)
+            return
+        heading, papers = remembered
+        pages = max(1, -(-len(papers) // self.k))
+        page = min(self.page, pages - 1)
+        message = interaction.message
+        mine = message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
+        owner = self.owner if mine else interaction.user.id
+        kwargs = {"embeds": [embeds.to_embed(c) for c in embeds.paper_list_page(heading, papers, page, self.k).cards],
+                  "view": list_view(self.key, len(papers), page, self.k, owner), "allowed_mentions": NO_MENTIONS}
+        if mine:
+            await interaction.response.edit_message(**kwargs)
+        else:  # someone else's list: their own private copy
+            await interaction.response.send_message(**kwargs, ephemeral=True)
+
+
+ITEMS = (MoreSources, Share, DiscussInThread, Pager, ListPager)
+
+
+def list_view(key: str, total: int, page: int, k: int, owner: int) -> discord.ui.View | None:
+    pages = max(1, -(-total // k))
+    if pages <= 1:
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(ListPager("p", key, page - 1, k, owner, disabled=page <= 0))
+    view.add_item(ListPager("n", key, page + 1, k, owner, disabled=page >= pages - 1))
+    return view

@@ -11,6 +11,7 @@ from bot.harness.driver import Harness
 from bot.harness.payloads import (
            ADMIN_ROLE_ID,
            APP_ID,
+           BOT_ROLE_ID,
            BOT_USER_ID,
            CHANNEL_ID,
            GUILD_ID,
@@ -19,5 +20,5 @@ from bot.harness.payloads import (
 )
 from bot.harness.rest import Call, Exchange, find_button
 
-__all__ = ["ADMIN_ROLE_ID", "APP_ID", "BOT_USER_ID", "CHANNEL_ID", "GUILD_ID", "MANAGE_GUILD", "MEMBER_PERMS", "Call",
+__all__ = ["ADMIN_ROLE_ID", "APP_ID", "BOT_ROLE_ID", "BOT_USER_ID", "CHANNEL_ID", "GUILD_ID", "MANAGE_GUILD", "MEMBER_PERMS", "Call",
            "Exchange", "Harness", "find_button"]

@@ -18,7 +18,7 @@ import discord
 from discord.webhook.async_ import async_context
 
 from bot.app.client import PaperBot
-from bot.harness.payloads import APP_ID, BOT_USER_ID, GUILD_ID, MEMBER_PERMS, Payloads
+from bot.harness.payloads import APP_ID, BOT_ROLE_ID, BOT_USER_ID, GUILD_ID, MEMBER_PERMS, Payloads
 from bot.harness.rest import (
     Call,
     Exchange,
@@ -37,12 +37,19 @@ class Harness:
             ex.calls[0].callback_type  # 5: deferred, thinking
     """
 
-    def __init__(self, bot: PaperBot, *, admin_role_name: str = "paper-admins") -> None:
+    def __init__(self, bot: PaperBot, *, admin_role_name: str = "paper-admins", rest: FakeDiscord | None = None) -> None:
         self.bot = bot
-        self.payloads = Payloads(admin_role_name)
-        self.rest = FakeDiscord(self.payloads)
+        self.rest = rest or FakeDiscord(Payloads(admin_role_name))
+        self.payloads = self.rest.payloads
         self._adapter: RecordingWebhookAdapter | None = None
         self._old_factory = None
+
+    async def restart(self, bot: PaperBot) -> Harness:
+        """Stop this bot and start `bot` against the same Discord: every message and thread is still there."""
+        await self.stop()
+        h = Harness(bot, rest=self.rest)
+        await h.start()
+        return h
 
     @property
     def calls(self) -> list[Call]:
@@ -86,7 +93,10 @@ class Harness:
         state.user = discord.ClientUser(state=state, data=self.payloads.bot_user())
         state.application_id = APP_ID
         await bot.setup_hook()
-        state.parse_guild_create(self.payloads.guild_payload())
+        guild = self.payloads.guild_payload()
+        guild["threads"] = list(self.rest.threads.values())  # GUILD_CREATE lists the active threads
+        state.parse_guild_create(guild)
+        self.rest.on_thread = state.parse_thread_create  # THREAD_CREATE follows a thread's creation
 
     async def stop(self) -> None:
         await self.bot.close()
@@ -121,7 +131,8 @@ class Harness:
         parse(payload)
 
     def feed_message(self, payload: dict, name: str = "message") -> Exchange:
-        """Hand a MESSAGE_CREATE payload to the gateway parser."""
+        """Hand a MESSAGE_CREATE payload to the gateway parser (Discord keeps the message for later fetches)."""
+        self.rest.store(payload)
         ex = Exchange(name=name, rest=self.rest)
         contextvars.copy_context().run(self._feed, ex, self.bot._connection.parse_message_create, payload)
         return ex
@@ -142,12 +153,17 @@ class Harness:
             await asyncio.wait(pending, timeout=left)
 
     def slash_payload(self, name: str, *, user: dict | None = None, dm: bool = False, roles: Iterable[int] = (),
-                      permissions: int = MEMBER_PERMS, **options: Any) -> dict:
+                      permissions: int = MEMBER_PERMS, thread: int | None = None, **options: Any) -> dict:
+        """INTERACTION_CREATE for /name; `thread`: run in that thread (one the fake Discord created)."""
         command = self._command(name)
         data = {"id": str(self.payloads.next_id()), "name": name, "type": 1, "options": self.payloads.options(command, options)}
         if not dm:
             data["guild_id"] = str(GUILD_ID)
-        return self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions)
+        payload = self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions)
+        if thread is not None:
+            payload["channel_id"] = str(thread)
+            payload["channel"] = {k: v for k, v in self.rest.threads[thread].items() if k != "newly_created"}
+        return payload
 
     async def slash(self, name: str, **kwargs: Any) -> Exchange:
         """Invoke /name with options, as a user in the lab server (dm=True: in a DM)."""
@@ -179,6 +195,32 @@ class Harness:
         """A channel message that @mentions the bot (the mention is prepended to `text`)."""
         payload = self.payloads.message_payload(f"<@{BOT_USER_ID}> {text}", user=user, dm=False, mention_bot=True)
         return await self.wait(self.feed_message(payload, name="mention"))
+
+    async def role_mention(self, text: str, *, user: dict | None = None) -> Exchange:
+        """A channel message that mentions the bot's managed role (`<@&id>`), as Discord's autocomplete often does."""
+        payload = self.payloads.message_payload(f"<@&{BOT_ROLE_ID}> {text}", user=user, dm=False, mention_role=True)
+        return await self.wait(self.feed_message(payload, name="role mention"))
+
+    async def reply(self, message: dict, text: str, *, user: dict | None = None, ping: bool = True) -> Exchange:
+        """A reply to `message` (a recorded payload) in its channel; `ping` as Discord's "@ on" reply toggle."""
+        dm = "guild_id" not in message
+        payload = self.payloads.message_payload(text, user=user, dm=dm, mention_bot=ping and not dm,
+                                                channel_id=None if dm else int(message["channel_id"]),
+                                                reply_to=message)
+        return await self.wait(self.feed_message(payload, name="reply"))
+
+    async def thread_message(self, thread_id: int, text: str, *, user: dict | None = None,
+                             mention: bool = False) -> Exchange:
+        """A message in a thread (`mention`: it @mentions the bot, as it must without the content intent)."""
+        content = f"<@{BOT_USER_ID}> {text}" if mention else text
+        payload = self.payloads.message_payload(content, user=user, dm=False, mention_bot=mention,
+                                                channel_id=thread_id)
+        return await self.wait(self.feed_message(payload, name="thread message"))
+
+    async def message_command(self, name: str, target: dict, *, user: dict | None = None) -> Exchange:
+        """Right-click `target` (a message payload) → Apps → `name`."""
+        payload = self.payloads.message_command(name, target, user=user, dm="guild_id" not in target)
+        return await self.wait(self.feed_interaction(payload, name=f"context menu {name}"))
 
     async def channel_message(self, text: str, *, user: dict | None = None) -> Exchange:
         """A channel message that does not mention the bot."""

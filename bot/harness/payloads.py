@@ -16,6 +16,7 @@ APP_ID = 111111111111111111
 GUILD_ID = 222222222222222222
 CHANNEL_ID = 333333333333333333
 ADMIN_ROLE_ID = 444444444444444444
+BOT_ROLE_ID = 444444444444444445  # the role Discord creates for the bot when it joins (managed, tagged)
 BOT_USER_ID = APP_ID
 MANAGE_GUILD = discord.Permissions(manage_guild=True).value
 MEMBER_PERMS = discord.Permissions(send_messages=True, view_channel=True, read_message_history=True,
@@ -51,12 +52,15 @@ class Payloads:
                     "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
         admin = {"id": str(ADMIN_ROLE_ID), "name": self.admin_role_name, "permissions": str(MEMBER_PERMS),
                  "position": 1, "color": 0, "hoist": False, "managed": False, "mentionable": True, "flags": 0}
+        bot_role = {"id": str(BOT_ROLE_ID), "name": "paperbot", "permissions": str(MEMBER_PERMS), "position": 2,
+                    "color": 0, "hoist": False, "managed": True, "mentionable": False, "flags": 0,
+                    "tags": {"bot_id": str(BOT_USER_ID)}}
         channel = {"id": str(CHANNEL_ID), "type": 0, "guild_id": str(GUILD_ID), "name": "papers", "position": 0,
                    "permission_overwrites": [], "nsfw": False, "parent_id": None, "topic": None,
                    "rate_limit_per_user": 0, "last_message_id": None, "flags": 0}
         return {"id": str(GUILD_ID), "name": "Lab", "icon": None, "owner_id": "1", "afk_timeout": 300,
                 "verification_level": 0, "default_message_notifications": 0, "explicit_content_filter": 0,
-                "roles": [everyone, admin], "emojis": [], "stickers": [], "features": [], "mfa_level": 0,
+                "roles": [everyone, admin, bot_role], "emojis": [], "stickers": [], "features": [], "mfa_level": 0,
                 "system_channel_id": None, "system_channel_flags": 0, "rules_channel_id": None,
                 "vanity_url_code": None, "description": None, "banner": None, "premium_tier": 0,
                 "preferred_locale": "en-US", "public_updates_channel_id": None, "nsfw_level": 0,
@@ -109,7 +113,10 @@ class Payloads:
         return out
 
     def message_payload(self, content: str, *, user: dict | None = None, dm: bool = True,
-                        mention_bot: bool = False) -> dict:
+                        mention_bot: bool = False, mention_role: bool = False, channel_id: int | None = None,
+                        reply_to: dict | None = None) -> dict:
+        """MESSAGE_CREATE: in a DM, the lab channel or `channel_id` (a thread); `reply_to` makes it a reply
+        (with the referenced message, as Discord sends it); a reply that pings lists its author in mentions."""
         user = user or self.user()
         payload = {"id": str(self.next_id()), "author": user, "content": content, "timestamp": now_iso(),
                    "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
@@ -118,9 +125,25 @@ class Payloads:
         if dm:
             payload["channel_id"] = str(600000000000000000 + int(user["id"]) % 10**15)
         else:
-            payload.update(channel_id=str(CHANNEL_ID), guild_id=str(GUILD_ID),
+            payload.update(channel_id=str(channel_id or CHANNEL_ID), guild_id=str(GUILD_ID),
                            member={k: v for k, v in self.member(user, ()).items() if k != "user"})
             if mention_bot:
                 payload["mentions"] = [{**self.bot_user(), "member": {"roles": [], "joined_at": now_iso(),
                                                                       "deaf": False, "mute": False, "flags": 0}}]
+            if mention_role:
+                payload["mention_roles"] = [str(BOT_ROLE_ID)]
+        if reply_to is not None:
+            payload["type"] = 19
+            payload["message_reference"] = {"type": 0, "message_id": reply_to["id"],
+                                            "channel_id": reply_to["channel_id"],
+                                            **({"guild_id": reply_to["guild_id"]} if "guild_id" in reply_to else {})}
+            payload["referenced_message"] = reply_to
         return payload
+
+    def message_command(self, name: str, target: dict, *, user: dict | None = None, dm: bool = False) -> dict:
+        """A message context-menu command (type 2, data.type 3) on `target`, a message payload."""
+        data = {"id": str(self.next_id()), "name": name, "type": 3, "target_id": target["id"],
+                "resolved": {"messages": {target["id"]: target}}}
+        if not dm:
+            data["guild_id"] = str(GUILD_ID)
+        return self.interaction(2, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS)

@@ -115,15 +115,44 @@ def _body(payload, multipart) -> Any:
     return None
 
 
+class _Response:
+    """What discord.py's HTTP errors read from a response."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        self.status = status
+        self.reason = reason
+
+
+def forbidden() -> discord.Forbidden:
+    return discord.Forbidden(_Response(403, "Forbidden"), {"code": 50013, "message": "Missing Permissions"})
+
+
+def not_found(what: str = "Unknown Message", code: int = 10008) -> discord.NotFound:
+    return discord.NotFound(_Response(404, "Not Found"), {"code": code, "message": what})
+
+
 class FakeDiscord:
-    """The REST side of Discord: messages by id, interaction originals, every call in order."""
+    """The REST side of Discord: messages by id (the bot's and the users'), threads, interaction originals,
+    every call in order.
+
+    `latency` delays every answer (the request has reached Discord: its effect stays even if the bot
+    stops waiting); `forbidden` lists channels where the bot lacks permissions (403, code 50013).
+    """
 
     def __init__(self, payloads: Payloads) -> None:
         self.payloads = payloads
         self.calls: list[Call] = []
         self.messages: dict[int, dict] = {}
+        self.threads: dict[int, dict] = {}  # thread id -> channel payload
+        self.forbidden: set[int] = set()
+        self.latency: Callable[[Call], float] | None = None
         self._originals: dict[str, int] = {}  # interaction token -> original response message id
         self.on_call: Callable[[Call], None] | None = None  # sees every recorded request as it is made
+        self.on_thread: Callable[[dict], None] | None = None  # the gateway's THREAD_CREATE, fed by the driver
+
+    def store(self, message: dict) -> None:
+        """A message someone else posted (fed through the gateway): Discord keeps it for later fetches."""
+        self.messages[int(message["id"])] = message
 
     async def rest_request(self, route: discord.http.Route, *, files=None, form=None, **kwargs: Any) -> Any:
         body = kwargs.get("json")
@@ -140,8 +169,13 @@ class FakeDiscord:
         ex = current_exchange.get()
         if ex is not None:
             ex.calls.append(call)
-        await asyncio.sleep(0)  # a real request yields to the loop
-        return self._respond(route, body or {}, ex)
+        channel_id = getattr(route, "channel_id", None)
+        if channel_id is not None and int(channel_id) in self.forbidden:
+            await asyncio.sleep(0)
+            raise forbidden()
+        result = self._respond(route, body or {}, ex, params)
+        await asyncio.sleep(self.latency(call) if self.latency is not None else 0)  # a real request yields
+        return result
 
     def _new_message(self, channel_id: int, body: dict, ex: Exchange | None, *, flags: int = 0,
                      guild: bool = False, mid: int | None = None) -> dict:
@@ -151,6 +185,12 @@ class FakeDiscord:
                "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
                "embeds": body.get("embeds") or [], "pinned": False, "type": 0,
                "flags": (body.get("flags") or 0) | flags, "components": body.get("components") or []}
+        ref = body.get("message_reference")
+        if ref:
+            msg["type"] = 19  # a reply
+            msg["message_reference"] = {"message_id": str(ref["message_id"]), "channel_id": str(channel_id),
+                                        **({"guild_id": str(GUILD_ID)} if guild else {})}
+            msg["referenced_message"] = self.messages.get(int(ref["message_id"]))
         if guild:
             msg["guild_id"] = str(GUILD_ID)
         self.messages[mid] = msg
@@ -170,7 +210,38 @@ class FakeDiscord:
         msg["edited_timestamp"] = now_iso()
         return msg
 
-    def _respond(self, route, body: dict, ex: Exchange | None) -> Any:
+    def _history(self, channel_id: int, params: dict) -> list[dict]:
+        """GET /channels/{id}/messages: newest first, `before` / `after` a message id, at most `limit`."""
+        found = sorted((m for m in self.messages.values() if int(m["channel_id"]) == channel_id),
+                       key=lambda m: int(m["id"]))
+        limit = int(params.get("limit") or 50)
+        if params.get("after"):
+            found = [m for m in found if int(m["id"]) > int(params["after"])][:limit]
+        if params.get("before"):
+            found = [m for m in found if int(m["id"]) < int(params["before"])][-limit:]
+        return found[-limit:][::-1]
+
+    def _new_thread(self, channel_id: int, message_id: int, body: dict) -> dict:
+        """A thread started from a message: its id is the message's; the gateway then sends THREAD_CREATE."""
+        starter = self.messages.get(message_id)
+        if starter is None:
+            raise not_found()
+        if message_id in self.threads:
+            raise discord.HTTPException(_Response(400, "Bad Request"),
+                                        {"code": 160004, "message": "A thread has already been created for this "
+                                                                    "message"})
+        thread = {"id": str(message_id), "type": 11, "guild_id": str(GUILD_ID), "parent_id": str(channel_id),
+                  "owner_id": self.payloads.bot_user()["id"], "name": body.get("name") or "thread",
+                  "last_message_id": None, "rate_limit_per_user": 0, "message_count": 0, "member_count": 1,
+                  "flags": 0, "newly_created": True,
+                  "thread_metadata": {"archived": False, "auto_archive_duration": body.get("auto_archive_duration")
+                                      or 1440, "archive_timestamp": now_iso(), "locked": False}}
+        self.threads[message_id] = thread
+        if self.on_thread is not None:
+            self.on_thread(thread)
+        return thread
+
+    def _respond(self, route, body: dict, ex: Exchange | None, params: dict | None = None) -> Any:
         path = route.path
         token = getattr(route, "webhook_token", None)
         inter = self.payloads.interactions.get(token or "")
@@ -188,9 +259,14 @@ class FakeDiscord:
                 response["resource"] = {"type": rtype, "message": msg}
             elif rtype == 7 and inter is not None and "message" in inter:
                 msg = self._edit(int(inter["message"]["id"]), data, ex)
+                self._originals[token] = int(msg["id"])
                 response["resource"] = {"type": rtype, "message": msg}
+            elif rtype == 6 and inter is not None and "message" in inter:
+                self._originals[token] = int(inter["message"]["id"])  # @original: the component's message
             return response
-        if "/messages/@original" in path or "/messages/{message_id}" in path:
+        if path == "/channels/{channel_id}/messages/{message_id}/threads" and route.method == "POST":
+            return self._new_thread(int(route.channel_id), int(route.url.rstrip("/").split("/")[-2]), body)
+        if path.endswith("/messages/@original") or path.endswith("/messages/{message_id}"):
             if "@original" in path:
                 mid = self._originals.get(token or "")
             else:
@@ -200,15 +276,20 @@ class FakeDiscord:
                 return None
             if mid is None:
                 raise RuntimeError("edit of an original response that was never sent")
+            if route.method == "GET" and mid not in self.messages:
+                raise not_found()
             return self._edit(mid, body, ex) if route.method == "PATCH" else self.messages[mid]
         if path == "/webhooks/{webhook_id}/{webhook_token}" and route.method == "POST":
             channel = int(inter["channel_id"]) if inter else CHANNEL_ID
             return self._new_message(channel, body, ex, guild=bool(inter and "guild_id" in inter))
         if path == "/channels/{channel_id}/messages" and route.method == "POST":
-            return self._new_message(int(route.channel_id), body, ex,
-                                     guild=int(route.channel_id) == CHANNEL_ID)
+            channel = int(route.channel_id)
+            return self._new_message(channel, body, ex, guild=channel == CHANNEL_ID or channel in self.threads)
+        if path == "/channels/{channel_id}/messages" and route.method == "GET":
+            return self._history(int(route.channel_id), params or {})
         if path.endswith("/commands") and route.method == "PUT":
-            return [{**c, "id": str(self.payloads.next_id()), "application_id": str(APP_ID), "version": "1"} for c in body]
+            return [{"description": "", **c, "id": str(self.payloads.next_id()), "application_id": str(APP_ID),
+                     "version": "1"} for c in body]
         return None
 
 

@@ -38,7 +38,7 @@ async def test_ask_defers_first_then_answers_with_citations(make_bot):
     assert embed["fields"][0]["value"].endswith("\nstub.txt #1")
     assert "learned binary mask" in embed["fields"][0]["value"]
     assert embed["footer"]["text"].startswith("mode: extractive")
-    assert buttons(ex.messages[-1]) == ["More sources"]  # public answer: nothing to share
+    assert buttons(ex.messages[-1]) == ["More sources", "Discuss in thread"]  # public: nothing to share
     assert_calls_ok(ex.calls)
 
 
@@ -180,10 +180,11 @@ async def test_reindex_refused_for_non_admins_and_in_dms(make_bot, stub_library)
     async with Harness(make_bot(DISCORD_ADMIN_ROLE="paper-admins")) as h:
         member = await h.slash("reindex")
         dm = await h.slash("reindex", dm=True)
-    for ex in (member, dm):
+    for ex, text in ((member, bot_messages.NOT_ADMIN.format(role="paper-admins")),
+                     (dm, bot_messages.REINDEX_SERVERS_ONLY)):
         [call] = ex.calls
         assert call.json["data"]["flags"] == 64
-        assert call.json["data"]["content"] == bot_messages.NOT_ADMIN.format(role="paper-admins")
+        assert call.json["data"]["content"] == text
     assert stub_library.ingests == 0
 
 
@@ -198,18 +199,24 @@ async def test_reindex_runs_for_admins_and_reports_summary(make_bot, stub_librar
     assert stub_library.ingests == 1
 
 
-async def test_second_reindex_while_one_runs_is_refused_politely(make_bot, stub_library):
+async def test_second_reindex_while_one_runs_is_told_and_then_hears_the_result(make_bot, stub_library):
     stub_library.hold_ingest.clear()
     async with Harness(make_bot()) as h:
         first = h.feed_interaction(h.slash_payload("reindex", permissions=MANAGE_GUILD))
         await asyncio.to_thread(stub_library.ingest_started.wait, 10)
-        second = await h.slash("reindex", permissions=MANAGE_GUILD)
+        second = h.feed_interaction(h.slash_payload("reindex", permissions=MANAGE_GUILD))
+        while not second.calls:
+            await asyncio.sleep(0.01)
         stub_library.hold_ingest.set()
         await h.wait(first)
+        await h.wait(second)
     assert second.calls[0].json["data"]["content"] == bot_messages.REINDEX_RUNNING
     assert second.calls[0].json["data"]["flags"] == 64
     assert first.calls[-1].json["content"].startswith("Index rebuilt")
+    [news] = second.sends[1:]  # the promise is kept: the second admin hears the result
+    assert news.json["content"].startswith("Index rebuilt") and news.json["flags"] == 64
     assert stub_library.ingests == 1
+    assert_calls_ok(first.calls + second.calls)
 
 
 async def test_guild_allowlist_refuses_other_servers_but_not_dms(make_bot):
@@ -248,11 +255,11 @@ async def test_unexpected_error_shows_a_short_message_and_logs_the_traceback(mak
 async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypatch):
     real = client.answer_question
 
-    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None):
+    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=()):
         text = ""
         for word in ["Masks", " match", " full", " fine-tuning", " [1]."] * 4:
             text += word
-            on_text(word)  # pieces, not the text so far
+            on_text(text)  # the whole clean text so far
             await asyncio.sleep(0.1)
         return await real(library, question, llm=llm, k=k)
 
@@ -277,7 +284,9 @@ async def test_commands_declare_dm_and_user_install_contexts_and_sync_to_the_dev
     [put] = [c for c in h.calls if c.method == "PUT"]
     assert put.url.endswith("/guilds/987654321098765432/commands")
     by_name = {c["name"]: c for c in put.json}
-    assert set(by_name) == {"ask", "search", "paper", "author", "area", "similar", "related", "about", "reindex"}
+    assert set(by_name) == {"ask", "search", "paper", "author", "area", "similar", "related", "about", "reindex",
+                            bot_messages.CONTEXT_MENU}
+    assert by_name[bot_messages.CONTEXT_MENU]["type"] == 3  # a message context menu
     assert by_name["ask"]["contexts"] == [0, 1, 2] and by_name["ask"]["integration_types"] == [0, 1]
     assert by_name["reindex"]["contexts"] == [0] and by_name["reindex"]["integration_types"] == [0]
     paper_opt = by_name["paper"]["options"][0]
