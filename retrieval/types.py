@@ -17,16 +17,10 @@ class Quote:
     end: int
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One paper found for a query, with the sentences that best answer it (best first)."""
+class _OfPaper:
+    """What hits and citations read from their paper."""
 
     paper: Paper
-    score: float
-    quotes: tuple[Quote, ...]
-    dense: float = 0.0
-    lexical: float = 0.0
-    relevant: bool = True
 
     @property
     def paper_id(self) -> str:
@@ -39,6 +33,18 @@ class Hit:
     @property
     def where(self) -> str:
         return self.paper.where
+
+
+@dataclass(frozen=True)
+class Hit(_OfPaper):
+    """One paper found for a query, with the sentences that best answer it (best first)."""
+
+    paper: Paper
+    score: float
+    quotes: tuple[Quote, ...]
+    dense: float = 0.0
+    lexical: float = 0.0
+    relevant: bool = True
 
     @property
     def snippet(self) -> str:
@@ -92,24 +98,12 @@ class Similar:
 
 
 @dataclass(frozen=True)
-class Citation:
+class Citation(_OfPaper):
     """[n] in an answer: a paper and the verbatim sentence(s) that support the claim."""
 
     n: int
     paper: Paper
     quote: str
-
-    @property
-    def paper_id(self) -> str:
-        return self.paper.paper_id
-
-    @property
-    def label(self) -> str:
-        return self.paper.label
-
-    @property
-    def where(self) -> str:
-        return self.paper.where
 
     def to_json(self) -> dict:
         return {"n": self.n, **paper_json(self.paper), "quote": self.quote}
