@@ -135,6 +135,21 @@ class Embedder:
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
 
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Unit vectors of `texts`, and of each character span of each text read in its context.
+
+        One forward pass gives both: a sentence's vector is the mean of its tokens'
+        vectors within the chunk that holds it. A span outside the model's window
+        gets a zero vector (callers encode that sentence on its own).
+        """
+        batch = batch_size or self.settings.batch_size
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        if hasattr(self.model, "encode_spans"):  # the ONNX encoder
+            return self.model.encode_spans(texts, spans, batch_size=batch)
+        return _torch_encode_spans(self.model, texts, spans, batch)
+
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -146,3 +161,25 @@ class Embedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _torch_encode_spans(model, texts: list[str], spans: list[list[tuple[int, int]]],
+                        batch_size: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """encode_spans for a sentence-transformers model: its token embeddings, pooled per span."""
+    from ingest.onnx_light import pool_spans
+
+    outputs = model.encode(texts, batch_size=batch_size, output_value=None, convert_to_numpy=False,
+                           show_progress_bar=False)
+    vectors = np.zeros((len(texts), 0), dtype=np.float32)
+    pooled: list[np.ndarray] = []
+    for i, (text, out) in enumerate(zip(texts, outputs)):
+        if vectors.shape[1] == 0:
+            vectors = np.zeros((len(texts), out["sentence_embedding"].shape[-1]), dtype=np.float32)
+        vectors[i] = out["sentence_embedding"].float().cpu().numpy()
+        enc = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)
+        tokens = out["token_embeddings"].float().cpu().numpy()
+        span_vectors = pool_spans(tokens, enc["offset_mapping"], enc["attention_mask"], spans[i])
+        norms = np.linalg.norm(span_vectors, axis=1, keepdims=True)
+        pooled.append((span_vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
+    vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    return vectors, pooled

@@ -107,8 +107,19 @@ class OnnxEncoder:
         return self._dimension
 
     def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
+        return self.encode_spans(texts, [[] for _ in texts], batch_size, normalize_embeddings)[0]
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
+                     normalize_embeddings: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Text vectors, and for each text the mean of its token vectors over each character span.
+
+        A span vector is a sentence read in the context of its chunk, from the same
+        forward pass: snippets cost nothing extra at ingest. A span with no token
+        inside the model's window gets a zero vector.
+        """
         order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch: less padding
         out = np.zeros((len(texts), 0), dtype=np.float32)
+        span_out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
         for start in range(0, len(texts), batch_size):
             idx = order[start:start + batch_size]
             encs = self._batch_tok.encode_batch([texts[i] for i in idx])
@@ -123,9 +134,32 @@ class OnnxEncoder:
             if out.shape[1] == 0:
                 out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
             out[idx] = pooled
+            for row, (i, enc) in enumerate(zip(idx, encs)):
+                span_out[i] = pool_spans(hidden[row], enc.offsets, enc.attention_mask, spans[i])
         if normalize_embeddings:
             out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+            span_out = [_unit(v) for v in span_out]
+        return out, span_out
+
+
+def pool_spans(hidden: np.ndarray, offsets, attention, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Mean of the token vectors (`hidden`, one row per token) whose characters lie inside each span."""
+    out = np.zeros((len(spans), hidden.shape[-1]), dtype=np.float32)
+    if not spans:
         return out
+    starts = np.asarray([a for a, _ in offsets])
+    ends = np.asarray([b for _, b in offsets])
+    real = (np.asarray(attention[:len(offsets)]) > 0) & (ends > starts)  # no padding, no special tokens
+    for k, (lo, hi) in enumerate(spans):
+        inside = real & (starts >= lo) & (ends <= hi)
+        if inside.any():
+            out[k] = hidden[:len(offsets)][inside].mean(axis=0)
+    return out
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True) if vectors.size else vectors
+    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32) if vectors.size else vectors
 
 
 def load_exported(model_path: str, cache_dir: Path | None = None, precision: str = "int8") -> OnnxEncoder | None:

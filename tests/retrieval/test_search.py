@@ -15,7 +15,7 @@ OFFTOPIC = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "offtop
 
 
 def where(hit) -> tuple[str, int]:
-    return hit.source, hit.position
+    return hit.paper.source, hit.paper.position
 
 
 def test_answerable_questions_find_their_paper(library):
