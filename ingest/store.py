@@ -271,6 +271,12 @@ class Store:
             except Exception as exc:
                 raise self._wrap(exc, "delete sentence vectors") from None
 
+    def sentence_count(self) -> int:
+        try:
+            return self._sentences.count() if self._sentences is not None else 0
+        except Exception as exc:
+            raise self._wrap(exc, "count sentence vectors") from None
+
     def sentence_hashes(self) -> set[str]:
         """The paper versions (content hashes) whose sentence vectors are stored."""
         found: set[str] = set()

@@ -280,3 +280,22 @@ def test_an_existing_export_is_served_without_torch(onnx_embedder, onnx_cache):
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["onnx", "torch"])
+def test_span_vectors_read_a_sentence_in_its_context(embedder, torch_embedder, which):
+    """Pooled from the text's own forward pass: close to the sentence on its own, closer to itself than to others."""
+    e = embedder if which == "onnx" else torch_embedder
+    text = " ".join(SENTENCES)
+    spans, start = [], 0
+    for s in SENTENCES:
+        spans.append((start, start + len(s)))
+        start += len(s) + 1
+    whole, [pooled] = e.encode_spans([text], [spans])
+    assert whole.shape == (1, e.dimension) and pooled.shape == (len(SENTENCES), e.dimension)
+    np.testing.assert_allclose(np.linalg.norm(pooled, axis=1), 1.0, atol=1e-5)
+    alone = e.encode(SENTENCES)
+    similarity = pooled @ alone.T
+    assert (similarity.argmax(axis=1) == np.arange(len(SENTENCES))).all()
+    assert np.diag(similarity).min() >= 0.6
