@@ -55,7 +55,9 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
     except ImportError as exc:
         raise ModelError(f"{INSTALL_HINT} ({exc})") from None
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()
     folder = local_model_folder(model_path)
     model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     transformer = model[0]
