@@ -39,7 +39,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     PAPERBOT_CORPUS=/corpus \
-    CHROMA_PATH=/data/chroma
+    CHROMA_PATH=/data/chroma \
+    PAPERBOT_CACHE_DIR=/opt/paperbot-cache \
+    PAPERBOT_LOG_DIR=/data/logs
 
 RUN groupadd --system --gid 10001 paperbot \
     && useradd --system --uid 10001 --gid paperbot --create-home --home-dir /home/paperbot paperbot \
@@ -49,8 +51,10 @@ RUN groupadd --system --gid 10001 paperbot \
 COPY --from=build /opt/venv /opt/venv
 COPY --chown=root:root paperbot/corpus /corpus
 
-# Fails the build if the model is not inside the image (HF_HUB_OFFLINE=1 forbids any download).
-RUN python -c "from ingest.embed import Embedder; e = Embedder(); assert e.encode(['ok']).shape == (1, e.dimension)"
+# Fails the build if the model is not inside the image (HF_HUB_OFFLINE=1 forbids any download); exports it to
+# ONNX once, into PAPERBOT_CACHE_DIR, so that the bot starts without torch.
+RUN python -c "from ingest.embed import Embedder; e = Embedder(); assert e.encode(['ok']).shape == (1, e.dimension)" \
+    && chmod -R a+rX /opt/paperbot-cache
 
 USER 10001:10001
 WORKDIR /home/paperbot

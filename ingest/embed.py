@@ -7,6 +7,7 @@ model already in the Hugging Face cache. Nothing is ever downloaded.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -19,6 +20,7 @@ from paperbot.settings import BUNDLED_MODEL, EmbeddingSettings
 log = logging.getLogger(__name__)
 
 _BUNDLED_ALIASES = {BUNDLED_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
+ONNX_PRECISION = {"onnx": "fp32", "onnx-int8": "int8"}
 
 
 def resolve_model(name: str) -> str:
@@ -35,6 +37,27 @@ def resolve_model(name: str) -> str:
             raise ModelError(f"EMBEDDING_MODEL={name}: folder is not a sentence-transformers model (no modules.json)")
         return str(path.resolve())
     return name
+
+
+def declared_dimension(model: str) -> int | None:
+    """The embedding size a local sentence-transformers folder declares (its last Pooling or Dense module)."""
+    folder = Path(model)
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        dimension = None
+        for module in modules:
+            kind = str(module.get("type", ""))
+            if not kind.endswith((".Pooling", ".Dense")):
+                continue
+            config = json.loads((folder / module.get("path", "") / "config.json").read_text(encoding="utf-8"))
+            if kind.endswith(".Dense"):
+                dimension = int(config["out_features"])
+            else:
+                modes = sum(1 for k, v in config.items() if k.startswith("pooling_mode_") and v is True)
+                dimension = int(config["word_embedding_dimension"]) * max(1, modes)
+        return dimension
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 class Embedder:
@@ -60,8 +83,8 @@ class Embedder:
         target = resolve_model(self.settings.model)
         log.info("loading embedding model %s (%s backend)", self.name, self.settings.backend)
         try:
-            if self.settings.backend == "onnx-int8":
-                return self._load_onnx(target)
+            if self.settings.backend in ONNX_PRECISION:
+                return self._load_onnx(target, ONNX_PRECISION[self.settings.backend])
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
@@ -76,12 +99,12 @@ class Embedder:
                 "Set EMBEDDING_MODEL to a local sentence-transformers folder, or unset it to use the bundled model."
             ) from None
 
-    def _load_onnx(self, target: str):
-        """Serve the int8 export without torch; export it first (with torch) if there is none yet."""
+    def _load_onnx(self, target: str, precision: str):
+        """Serve the ONNX export without torch; export it first (with torch, once) if there is none yet."""
         try:
             from ingest.onnx_light import load_exported
 
-            encoder = load_exported(target, self.settings.cache_dir)
+            encoder = load_exported(target, self.settings.cache_dir, precision)
         except ImportError as exc:
             from ingest.onnx_backend import INSTALL_HINT
 
@@ -90,13 +113,18 @@ class Embedder:
             from ingest.onnx_backend import load_quantized
 
             load_quantized(target, self.settings.cache_dir)  # writes the export to the cache
-            encoder = load_exported(target, self.settings.cache_dir)
+            encoder = load_exported(target, self.settings.cache_dir, precision)
         if encoder is None:
-            raise ModelError(f"the int8 ONNX export of {target} is unusable; use EMBEDDING_BACKEND=torch")
+            raise ModelError(f"the {precision} ONNX export of {target} is unusable; use EMBEDDING_BACKEND=torch")
         return encoder
 
     @property
     def dimension(self) -> int:
+        """The vector size; read from the model folder when the model is not loaded (opening a store needs it)."""
+        if self._model is None:
+            declared = declared_dimension(resolve_model(self.settings.model))
+            if declared is not None:
+                return declared
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(get_dim())
 
@@ -106,6 +134,21 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Unit vectors of `texts`, and of each character span of each text read in its context.
+
+        One forward pass gives both: a sentence's vector is the mean of its tokens'
+        vectors within the chunk that holds it. A span outside the model's window
+        gets a zero vector (callers encode that sentence on its own).
+        """
+        batch = batch_size or self.settings.batch_size
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        if hasattr(self.model, "encode_spans"):  # the ONNX encoder
+            return self.model.encode_spans(texts, spans, batch_size=batch)
+        return _torch_encode_spans(self.model, texts, spans, batch)
 
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         if not texts:
@@ -118,3 +161,25 @@ class Embedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _torch_encode_spans(model, texts: list[str], spans: list[list[tuple[int, int]]],
+                        batch_size: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """encode_spans for a sentence-transformers model: its token embeddings, pooled per span."""
+    from ingest.onnx_light import pool_spans
+
+    outputs = model.encode(texts, batch_size=batch_size, output_value=None, convert_to_numpy=False,
+                           show_progress_bar=False)
+    vectors = np.zeros((len(texts), 0), dtype=np.float32)
+    pooled: list[np.ndarray] = []
+    for i, (text, out) in enumerate(zip(texts, outputs)):
+        if vectors.shape[1] == 0:
+            vectors = np.zeros((len(texts), out["sentence_embedding"].shape[-1]), dtype=np.float32)
+        vectors[i] = out["sentence_embedding"].float().cpu().numpy()
+        enc = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)
+        tokens = out["token_embeddings"].float().cpu().numpy()
+        span_vectors = pool_spans(tokens, enc["offset_mapping"], enc["attention_mask"], spans[i])
+        norms = np.linalg.norm(span_vectors, axis=1, keepdims=True)
+        pooled.append((span_vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
+    vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    return vectors, pooled

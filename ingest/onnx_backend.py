@@ -1,10 +1,11 @@
-"""EMBEDDING_BACKEND=onnx-int8: the same sentence-transformers model, its transformer run by ONNX Runtime in int8.
+"""The ONNX export of the embedding model, made once with torch, served without it (ingest/onnx_light.py).
 
-The transformer is exported once from the model's local files to ONNX, its MatMul
-weights quantized to int8 per output channel (dynamic quantization: activations
-are quantized at run time, no calibration data), and the result kept under
-PAPERBOT_CACHE_DIR/onnx in a folder keyed by the model files and the
-quantization config. Later loads reuse it; nothing is ever downloaded.
+The transformer is exported once from the model's local files to ONNX in fp32
+(EMBEDDING_BACKEND=onnx, the default: the same vectors as torch) and a copy with
+its MatMul weights quantized to int8 per output channel (EMBEDDING_BACKEND=onnx-int8;
+dynamic quantization: activations are quantized at run time, no calibration
+data). Both are kept under PAPERBOT_CACHE_DIR/onnx in a folder keyed by the model
+files and the export config. Later loads reuse it; nothing is ever downloaded.
 
 An export is written to a temporary folder and renamed into place only when
 complete, under a file lock, so a killed export never leaves a half-written
@@ -31,6 +32,7 @@ from pathlib import Path
 import torch
 
 from ingest.onnx_light import (
+    FP32_FILE,
     MANIFEST,
     ONNX_FILE,
     QUANTIZATION,
@@ -42,7 +44,7 @@ from paperbot.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "EMBEDDING_BACKEND=onnx-int8 needs the optional ONNX packages: pip install -e '.[onnx]'"
+INSTALL_HINT = "the ONNX embedding backends need the onnx and onnxruntime packages: pip install onnx onnxruntime"
 
 
 def load_quantized(model_path: str, cache_dir: Path | None = None):
@@ -53,7 +55,9 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
     except ImportError as exc:
         raise ModelError(f"{INSTALL_HINT} ({exc})") from None
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()
     folder = local_model_folder(model_path)
     model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     transformer = model[0]
@@ -94,20 +98,19 @@ def _export(transformer, folder: Path, target: Path) -> None:
     tmp = root / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     t0 = time.perf_counter()
-    log.info("exporting %s to int8 ONNX (once) into %s", folder, target)
+    log.info("exporting %s to ONNX, fp32 and int8 (once), into %s", folder, target)
     try:
-        inputs = _export_fp32(transformer, tmp / "model_fp32.onnx")
-        _quantize(tmp / "model_fp32.onnx", tmp / ONNX_FILE)
-        (tmp / "model_fp32.onnx").unlink()
+        inputs = _export_fp32(transformer, tmp / FP32_FILE)
+        _quantize(tmp / FP32_FILE, tmp / ONNX_FILE)
         _write_manifest(tmp, folder, inputs)
         os.rename(tmp, target)
     except Exception as exc:
         log.debug("ONNX export failed", exc_info=True)
-        raise ModelError(f"cannot export {folder} to int8 ONNX ({type(exc).__name__}: {exc}); "
+        raise ModelError(f"cannot export {folder} to ONNX ({type(exc).__name__}: {exc}); "
                          "use EMBEDDING_BACKEND=torch") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    log.info("int8 ONNX export done in %.1f s", time.perf_counter() - t0)
+    log.info("ONNX export done in %.1f s", time.perf_counter() - t0)
 
 
 def _export_fp32(transformer, path: Path) -> list[str]:

@@ -1,4 +1,4 @@
-"""Runs an int8 ONNX export of the embedding model with no torch in the process.
+"""Runs an ONNX export of the embedding model (fp32 or int8) with no torch in the process.
 
 The export itself is made once by ingest/onnx_backend.py (which needs torch).
 Serving it needs only the model's tokenizer (the `tokenizers` library), ONNX
@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+log = logging.getLogger(__name__)
+
 ONNX_FILE = "model_qint8.onnx"
+FP32_FILE = "model_fp32.onnx"
+MODEL_FILES = {"int8": ONNX_FILE, "fp32": FP32_FILE}
 MANIFEST = "manifest.json"
 # Part of the cache key: changing any value exports again.
 QUANTIZATION: dict[str, Any] = {
-    "format": 1,
+    "format": 2,  # 2: the fp32 export is kept beside the int8 one
     "opset": 17,
     "weights": "qint8",
     "activations": "dynamic-quint8",
@@ -40,8 +45,11 @@ def local_model_folder(model_path: str) -> Path:
 
     try:
         return Path(snapshot_download(model_path, local_files_only=True))
-    except Exception as exc:  # the hub raises several types for "not in the local cache"
-        raise ModelError(f"{model_path!r} is neither a local folder nor in the Hugging Face cache ({exc})") from None
+    except Exception:  # the hub raises several types for "not in the local cache"
+        log.debug("no local copy of %s", model_path, exc_info=True)
+        raise ModelError(f"cannot load embedding model {model_path!r}: it is neither a local folder nor a model in "
+                         "the Hugging Face cache. Set EMBEDDING_MODEL to a local sentence-transformers folder, or "
+                         "unset it to use the bundled model.") from None
 
 
 def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
@@ -59,7 +67,7 @@ def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
 
 
 def is_complete(target: Path) -> bool:
-    return (target / MANIFEST).is_file() and (target / ONNX_FILE).is_file()
+    return (target / MANIFEST).is_file() and all((target / f).is_file() for f in MODEL_FILES.values())
 
 
 class _TokenCounter:
@@ -75,7 +83,7 @@ class _TokenCounter:
 class OnnxEncoder:
     """The subset of SentenceTransformer that paperbot's Embedder uses, over ONNX Runtime."""
 
-    def __init__(self, folder: Path, export: Path) -> None:
+    def __init__(self, folder: Path, model_file: Path) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -91,7 +99,7 @@ class OnnxEncoder:
         self._batch_tok.enable_padding(pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(export / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = [i.name for i in self.session.get_inputs()]
         self._dimension = int(self.encode(["dimension"])[0].shape[0])
 
@@ -99,8 +107,19 @@ class OnnxEncoder:
         return self._dimension
 
     def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
+        return self.encode_spans(texts, [[] for _ in texts], batch_size, normalize_embeddings)[0]
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
+                     normalize_embeddings: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Text vectors, and for each text the mean of its token vectors over each character span.
+
+        A span vector is a sentence read in the context of its chunk, from the same
+        forward pass: snippets cost nothing extra at ingest. A span with no token
+        inside the model's window gets a zero vector.
+        """
         order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch: less padding
         out = np.zeros((len(texts), 0), dtype=np.float32)
+        span_out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
         for start in range(0, len(texts), batch_size):
             idx = order[start:start + batch_size]
             encs = self._batch_tok.encode_batch([texts[i] for i in idx])
@@ -115,15 +134,38 @@ class OnnxEncoder:
             if out.shape[1] == 0:
                 out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
             out[idx] = pooled
+            for row, (i, enc) in enumerate(zip(idx, encs)):
+                span_out[i] = pool_spans(hidden[row], enc.offsets, enc.attention_mask, spans[i])
         if normalize_embeddings:
             out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+            span_out = [_unit(v) for v in span_out]
+        return out, span_out
+
+
+def pool_spans(hidden: np.ndarray, offsets, attention, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Mean of the token vectors (`hidden`, one row per token) whose characters lie inside each span."""
+    out = np.zeros((len(spans), hidden.shape[-1]), dtype=np.float32)
+    if not spans:
         return out
+    starts = np.asarray([a for a, _ in offsets])
+    ends = np.asarray([b for _, b in offsets])
+    real = (np.asarray(attention[:len(offsets)]) > 0) & (ends > starts)  # no padding, no special tokens
+    for k, (lo, hi) in enumerate(spans):
+        inside = real & (starts >= lo) & (ends <= hi)
+        if inside.any():
+            out[k] = hidden[:len(offsets)][inside].mean(axis=0)
+    return out
 
 
-def load_exported(model_path: str, cache_dir: Path | None = None) -> OnnxEncoder | None:
-    """The encoder over an existing export of `model_path`, or None when it has not been exported yet."""
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True) if vectors.size else vectors
+    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32) if vectors.size else vectors
+
+
+def load_exported(model_path: str, cache_dir: Path | None = None, precision: str = "int8") -> OnnxEncoder | None:
+    """The encoder over an existing export of `model_path` (`precision` fp32 or int8), or None before the export."""
     folder = local_model_folder(model_path)
     target = export_dir(folder, cache_dir)
     if not is_complete(target) or not (folder / "tokenizer.json").is_file():
         return None
-    return OnnxEncoder(folder, target)
+    return OnnxEncoder(folder, target / MODEL_FILES[precision])

@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.chunk import Chunk, chunk_text
+import numpy as np
+
+from ingest.chunk import Chunk, chunk_text, split_sentences
 from ingest.embed import Embedder
 from ingest.parse import discover, read_file, supplement_paper, with_abstract
 from ingest.store import Store
@@ -29,6 +31,8 @@ from paperbot.records import (
     chunk_metadata,
     indexed_text,
     is_complete,
+    sentence_id,
+    sentence_metadata,
 )
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,7 @@ class IngestSummary:
     unchanged: int = 0
     moved: int = 0
     chunks_embedded: int = 0
+    snippets_added: int = 0  # papers stored by an earlier version whose sentence vectors were computed now
     duplicates: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 
@@ -129,11 +134,14 @@ def ingest(
     for d in duplicates:
         log.warning("duplicate abstract skipped: %s", d)
 
+    with_sentences = store.sentence_hashes() if stored else set()
     wanted = {p.paper_id: p for p in papers}
     to_embed: list[Paper] = []
+    backfill: list[Paper] = []  # stored before sentence vectors were: only those are computed
     relabel_ids: list[str] = []
     relabel_meta: list[dict] = []
     stale_ids: list[str] = []
+    stale_versions: list[str] = []
     for p in papers:
         state = stored.get(p.paper_id)
         complete = state and state.complete(p.content_hash)
@@ -142,10 +150,14 @@ def ingest(
             if state:
                 summary.updated += 1
                 stale_ids.extend(state.ids_except(p.content_hash))
+                stale_versions.extend(h for h in state.by_hash if h != p.content_hash)
             else:
                 summary.added += 1
             continue
         stale_ids.extend(state.ids_except(p.content_hash))
+        stale_versions.extend(h for h in state.by_hash if h != p.content_hash)
+        if p.content_hash not in with_sentences:
+            backfill.append(p)
         chunks = state.chunks_of(p.content_hash)
         meta_changed = any(c.meta_hash != p.meta_hash for c in chunks)
         # Chunks stored before metadata had its own hash are upgraded quietly.
@@ -167,6 +179,7 @@ def ingest(
         for pid, state in stored.items():
             if pid not in wanted and state.placement[0] in sources:
                 stale_ids.extend(state.all_ids())
+                stale_versions.extend(state.by_hash)
                 if state.placement in new_places:
                     new_places.discard(state.placement)
                     summary.added -= 1
@@ -184,21 +197,65 @@ def ingest(
         progress(0, len(to_embed))
     for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
         batch = to_embed[i:i + EMBED_BATCH_PAPERS]
-        rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
-        vectors = embedder.encode([indexed_text(p.title, text, p.keywords) for p, _, text, _ in rows])
-        store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
-        total_chunks += len(rows)
+        total_chunks += _embed(batch, embedder, store)
         done += len(batch)
         if progress:
             progress(done, len(to_embed))
+    if backfill:
+        log.info("computing snippet vectors for %d papers stored by an earlier version", len(backfill))
+        for i in range(0, len(backfill), EMBED_BATCH_PAPERS):
+            _embed(backfill[i:i + EMBED_BATCH_PAPERS], embedder, store, write_chunks=False)
+        summary.snippets_added = len(backfill)
     if relabel_ids:
         store.update_metadata(relabel_ids, relabel_meta)
     if stale_ids:
         store.delete(stale_ids)
+    if stale_versions:
+        store.delete_sentences(stale_versions)
     if changed:
         store.bump_version()
     summary.chunks_embedded = total_chunks
     return summary
+
+
+def _embed(batch: list[Paper], embedder: Embedder, store: Store, write_chunks: bool = True) -> int:
+    """Embed the chunks of `batch` and, from the same forward pass, every sentence of each abstract.
+
+    A sentence's vector is pooled from the first chunk that holds it whole; one no
+    chunk holds whole (a sentence longer than the window) is encoded on its own.
+    Returns the number of chunks written.
+    """
+    rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
+    sentences = {p.paper_id: split_sentences(p.abstract) for p in batch}
+    texts, spans, owners = [], [], []
+    assigned: set[tuple[str, int]] = set()
+    for p, _, text, meta in rows:
+        indexed = indexed_text(p.title, text, p.keywords)
+        offset = len(indexed) - len(text)  # the title before the chunk's own text
+        lo, hi = meta["start"], meta["end"]
+        mine = [j for j, s in enumerate(sentences[p.paper_id])
+                if lo <= s.start and s.end <= hi and (p.paper_id, j) not in assigned]
+        assigned.update((p.paper_id, j) for j in mine)
+        texts.append(indexed)
+        spans.append([(sentences[p.paper_id][j].start - lo + offset, sentences[p.paper_id][j].end - lo + offset)
+                      for j in mine])
+        owners.append([(p.paper_id, j) for j in mine])
+    vectors, span_vectors = embedder.encode_spans(texts, spans)
+    pooled = {key: vector for keys, block in zip(owners, span_vectors) for key, vector in zip(keys, block)
+              if np.any(vector)}
+    by_id = {p.paper_id: p for p in batch}
+    keys = [(p.paper_id, j) for p in batch for j in range(len(sentences[p.paper_id]))]
+    alone = [k for k in keys if k not in pooled]
+    if alone:
+        texts_alone = [by_id[pid].abstract[sentences[pid][j].start:sentences[pid][j].end] for pid, j in alone]
+        pooled.update(zip(alone, embedder.encode(texts_alone)))
+    if write_chunks:
+        store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
+    if keys:
+        store.upsert_sentences(
+            [sentence_id(by_id[pid], j) for pid, j in keys], np.asarray([pooled[k] for k in keys], dtype=np.float32),
+            [sentence_metadata(by_id[pid], sentences[pid][j].start, sentences[pid][j].end) for pid, j in keys])
+    return len(rows)
 
 
 class _PaperState:

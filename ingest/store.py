@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from paperbot.errors import (
     ModelMismatchError,
@@ -34,6 +35,8 @@ LOCK_NAME = "paperbot.lock"
 SCHEMA_VERSION = 1
 # Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
 PAGE = 500
+# The companion collection holding every abstract sentence's vector, for snippets without query-time embedding.
+SENTENCES_SUFFIX = "-sentences"
 
 
 def _chroma_settings():
@@ -53,6 +56,7 @@ class Store:
         self._client = self._connect()
         try:
             self._collection = self._open_collection(create)
+            self._sentences = self._open_sentences(create)
         except BaseException:
             self.close()  # a refused open (e.g. another model) must not keep the embedded store locked
             raise
@@ -120,9 +124,23 @@ class Store:
             raise ModelMismatchError(
                 f"the store at {self.where} was built with embedding model {stored_model!r} "
                 f"(dimension {stored_dim}), but the configured embedder is {self.model_name!r} (dimension {self.dimension}; "
-                f"EMBEDDING_MODEL, with +EMBEDDING_BACKEND unless torch). Use the same model and backend, "
+                f"EMBEDDING_MODEL, with +EMBEDDING_BACKEND for onnx-int8). Use the same model and backend, "
                 f"or choose another CHROMA_COLLECTION and run `paperbot ingest`.")
         return col
+
+    def _open_sentences(self, create: bool):
+        """The companion collection of sentence vectors (snippets); None in a store made before it existed."""
+        name = self.settings.collection + SENTENCES_SUFFIX
+        try:
+            if create:
+                return self._client.get_or_create_collection(
+                    name, embedding_function=None,
+                    metadata={"hnsw:space": "cosine", "embedding_model": self.model_name,
+                              "embedding_dimension": self.dimension})
+            names = {getattr(c, "name", c) for c in self._client.list_collections()}
+            return self._client.get_collection(name, embedding_function=None) if name in names else None
+        except Exception as exc:
+            raise self._wrap(exc, f"open collection {name!r}") from None
 
     @property
     def where(self) -> str:
@@ -237,6 +255,66 @@ class Store:
                 self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
             except Exception as exc:
                 raise self._wrap(exc, "update metadata") from None
+
+    # -- sentence vectors (snippets) --------------------------------------------------
+
+    def upsert_sentences(self, ids: list[str], embeddings, metadatas: list[dict]) -> None:
+        step = self.max_batch()
+        for i in range(0, len(ids), step):
+            try:
+                self._sentences.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
+                                       metadatas=metadatas[i:i + step])
+            except Exception as exc:
+                raise self._wrap(exc, "write sentence vectors") from None
+
+    def delete_sentences(self, content_hashes: list[str]) -> None:
+        """Remove the sentence vectors of these paper versions."""
+        if self._sentences is None:
+            return
+        for i in range(0, len(content_hashes), PAGE):
+            try:
+                self._sentences.delete(where={"content_hash": {"$in": content_hashes[i:i + PAGE]}})
+            except Exception as exc:
+                raise self._wrap(exc, "delete sentence vectors") from None
+
+    def sentence_count(self) -> int:
+        try:
+            return self._sentences.count() if self._sentences is not None else 0
+        except Exception as exc:
+            raise self._wrap(exc, "count sentence vectors") from None
+
+    def sentence_hashes(self) -> set[str]:
+        """The paper versions (content hashes) whose sentence vectors are stored."""
+        found: set[str] = set()
+        offset = 0
+        while self._sentences is not None:
+            try:
+                page = self._sentences.get(include=["metadatas"], limit=PAGE * 4, offset=offset)
+            except Exception as exc:
+                raise self._wrap(exc, "read sentence vectors") from None
+            found.update(str((m or {}).get("content_hash", "")) for m in page["metadatas"])
+            if len(page["ids"]) < PAGE * 4:
+                break
+            offset += PAGE * 4
+        return found
+
+    def sentence_vectors(self, versions: dict[str, str]) -> dict[str, list[tuple[int, int, Any]]]:
+        """For papers given as {paper id: content hash}: their sentences' (start, end, vector), abstract order."""
+        if self._sentences is None or not versions:
+            return {}
+        try:
+            page = self._sentences.get(where={"paper_id": {"$in": list(versions)}},
+                                       include=["embeddings", "metadatas"])
+        except Exception as exc:
+            raise self._wrap(exc, "read sentence vectors") from None
+        out: dict[str, list[tuple[int, int, Any]]] = {}
+        for meta, vector in zip(page["metadatas"], page["embeddings"]):
+            pid = str(meta.get("paper_id"))
+            if meta.get("content_hash") == versions.get(pid):
+                out.setdefault(pid, []).append((int(meta["start"]), int(meta["end"]), vector))
+        for rows in out.values():
+            rows.sort(key=lambda r: r[0])
+        return out
 
     def delete(self, ids: list[str]) -> None:
         step = self.max_batch()

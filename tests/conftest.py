@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paperbot.settings import BUNDLED_CORPUS, Settings
+from paperbot.settings import BUNDLED_CORPUS, Settings, default_cache_dir
 
 REPO = Path(__file__).resolve().parent.parent
 _ISOLATED_PREFIXES = ("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_")
@@ -22,6 +22,8 @@ def isolated_env(tmp_path, monkeypatch):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CHROMA_PATH", str(tmp_path / "chroma"))
     monkeypatch.setenv("PAPERBOT_CACHE_DIR", str(tmp_path / "cache"))
+    # The model's ONNX export is made once per machine (scripts/setup.sh makes it), not once per test.
+    monkeypatch.setenv("EMBEDDING_CACHE_DIR", str(default_cache_dir()))
     monkeypatch.setenv("PAPERBOT_ENV_FILE", str(tmp_path / "no.env"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
@@ -30,7 +32,8 @@ def isolated_env(tmp_path, monkeypatch):
 
 
 def make_settings(tmp: Path, **env: str) -> Settings:
-    base = {"CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache")}
+    base = {"CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
+            "EMBEDDING_CACHE_DIR": str(default_cache_dir())}
     base.update(env)
     return Settings.from_env(base)
 

@@ -22,6 +22,9 @@ class HashEmbedder:
 
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         self.encoded += len(texts)
+        return self._vectors(texts)
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
             for tok in re.findall(r"\w+", text.lower()):
@@ -32,3 +35,9 @@ class HashEmbedder:
             if not norm:
                 out[i, 0] = 1.0
         return out
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each span encoded on its own (the real model pools it from the text's forward pass)."""
+        pieces = [self._vectors([text[a:b] for a, b in text_spans]) for text, text_spans in zip(texts, spans)]
+        return self.encode(texts), pieces

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paperbot.settings import BUNDLED_CORPUS
+from paperbot.settings import BUNDLED_CORPUS, default_cache_dir
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
@@ -24,13 +24,28 @@ def home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("cli")
 
 
-def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
+# Runs `paperbot ARGS` in-process and reports on stderr whether torch was imported along the way.
+TORCH_PROBE = """\
+import runpy, sys
+sys.argv = ["paperbot", *sys.argv[1:]]
+try:
+    runpy.run_module("bot.cli", run_name="__main__")
+except SystemExit:
+    pass
+print("torch imported:", "torch" in sys.modules, file=sys.stderr)
+"""
+
+
+def run(home: Path, *args: str, stdin: str | None = None, code: str | None = None,
+        **env: str) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items()
                if not k.startswith(("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_"))}
     environ.update(CHROMA_PATH=str(home / "chroma"), PAPERBOT_CACHE_DIR=str(home / "cache"),
-                   PAPERBOT_ENV_FILE=str(home / "none.env"), HF_HUB_OFFLINE="1")
+                   EMBEDDING_CACHE_DIR=str(default_cache_dir()), PAPERBOT_ENV_FILE=str(home / "none.env"),
+                   HF_HUB_OFFLINE="1")
     environ.update(env)
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True, text=True,
+    command = ["-c", code] if code is not None else ["-m", "bot.cli"]
+    return subprocess.run([sys.executable, *command, *args], input=stdin, capture_output=True, text=True,
                           env=environ, cwd=home, timeout=600)
 
 
@@ -102,12 +117,20 @@ def test_reingest_of_unchanged_corpus_embeds_nothing(home, first_search):
     assert "0 added, 0 updated, 0 removed, 57 unchanged (0 chunks embedded" in proc.stdout
 
 
+@pytest.mark.parametrize("args", [("--help",), ("ingest",), ("search", "masking weights", "--json"), ("doctor",)])
+def test_serving_and_unchanged_ingest_never_import_torch(home, first_search, args):
+    proc = run(home, *args, code=TORCH_PROBE)
+    assert "torch imported: False" in proc.stderr, proc.stderr[-2000:]
+    if args[0] == "search":
+        assert json.loads(proc.stdout)["hits"]
+
+
 @pytest.mark.parametrize(
     "args, env, code, needle",
     [
         (("ingest", "/no/such/file.txt"), {}, 1, "/no/such/file.txt: no such file or folder"),
         (("search", "x"), {"CHROMA_PORT": "abc"}, 2, "CHROMA_PORT: must be a whole number, got 'abc'"),
-        (("search", "x"), {"EMBEDDING_BACKEND": "gpu"}, 2, "EMBEDDING_BACKEND: must be one of torch, onnx-int8"),
+        (("search", "x"), {"EMBEDDING_BACKEND": "gpu"}, 2, "EMBEDDING_BACKEND: must be one of onnx, torch, onnx-int8"),
         (("search", "x", "-k", "0"), {}, 1, "-k must be between 1 and 100"),
         (("ask", "x"), {"EMBEDDING_MODEL": "/no/model"}, 1, "cannot load embedding model"),
     ],

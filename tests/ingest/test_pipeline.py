@@ -269,3 +269,46 @@ def test_store_from_before_metadata_hashes_keeps_working(lib, tmp_path):
     assert lib.embedder.encoded == embedded
     [chunk] = lib.store.iter_chunks(with_text=False)
     assert chunk.chunk_id == f"p1:{old_hash[:10]}:0" and not chunk.legacy and chunk.meta_hash
+
+
+# -- sentence vectors for snippets ---------------------------------------------------------------------
+
+
+def sentence_spans(lib: Library) -> dict[str, list[tuple[int, int]]]:
+    papers = {p.paper_id: p.content_hash for p in lib.papers()}
+    return {pid: [(a, b) for a, b, _ in rows] for pid, rows in lib.store.sentence_vectors(papers).items()}
+
+
+def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question(lib, tmp_path):
+    from ingest.chunk import split_sentences
+
+    lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
+    expected = {p.paper_id: [(s.start, s.end) for s in split_sentences(p.abstract)] for p in lib.papers()}
+    assert sentence_spans(lib) == expected
+    before = lib.embedder.encoded
+    hits = lib.search("hierarchical physical alignment for video generation").hits
+    assert hits and hits[0].quotes[0].text.startswith("We propose HiPhy")
+    assert lib.embedder.encoded - before == 1, "only the question is embedded at query time"
+
+
+def test_sentence_vectors_follow_edits_and_deletions(lib, tmp_path):
+    folder = tmp_path / "c"
+    lib.ingest([corpus_file(folder, "a.txt", ABSTRACTS)])
+    edited = [ABSTRACTS[0].replace("0.05%", "0.01%"), *ABSTRACTS[2:]]
+    lib.ingest([corpus_file(folder, "a.txt", edited)])
+    spans = sentence_spans(lib)
+    assert set(spans) == {p.paper_id for p in lib.papers()} and len(spans) == 3
+    total = lib.store.sentence_count()
+    assert total == sum(len(v) for v in spans.values()), "no vectors of removed or replaced versions are left"
+
+
+def test_store_without_sentence_vectors_is_served_then_backfilled_without_reembedding(lib, tmp_path):
+    f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
+    lib.ingest([f])
+    lib.store.delete_sentences([p.content_hash for p in lib.papers()])  # a store from before they existed
+    assert sentence_spans(lib) == {}
+    assert lib.search("Bellman residual minimization").hits[0].quotes[0].text.startswith("We study Bellman")
+    again = lib.ingest([f])
+    assert (again.unchanged, again.chunks_embedded, again.snippets_added) == (4, 0, 4)
+    assert len(sentence_spans(lib)) == 4
+    assert lib.ingest([f]).snippets_added == 0
