@@ -156,7 +156,7 @@ def ingest(
             continue
         stale_ids.extend(state.ids_except(p.content_hash))
         stale_versions.extend(h for h in state.by_hash if h != p.content_hash)
-        if p.content_hash not in with_sentences:
+        if p.abstract and p.content_hash not in with_sentences:
             backfill.append(p)
         chunks = state.chunks_of(p.content_hash)
         meta_changed = any(c.meta_hash != p.meta_hash for c in chunks)

@@ -152,5 +152,5 @@ async def test_a_follow_ups_sources_are_rebuilt_from_its_conversation(make_bot, 
         more = await h.click(compare, "More sources")
     finally:
         await h.stop()
-    labels = [f["name"].split(" — ")[0] for e in more.messages[-1]["embeds"] for f in e.get("fields") or []]
+    labels = [f["name"].split(" — ")[0].split(" · ")[0] for e in more.messages[-1]["embeds"] for f in e.get("fields") or []]
     assert labels == ["[1] P00", "[2] P02"]  # the papers the follow-up was about, not a search for "compare 1 and 3"

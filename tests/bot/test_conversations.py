@@ -40,7 +40,7 @@ def library(stub_library):
 
 def cited(message: dict) -> list[str]:
     """The labels of the papers an answer message cites, [1] first."""
-    return [f["name"].split(" — ")[0].split("] ", 1)[1] for e in message["embeds"] for f in e.get("fields") or []]
+    return [f["name"].split(" — ")[0].split(" · ")[0].split("] ", 1)[1] for e in message["embeds"] for f in e.get("fields") or []]
 
 
 def answer_of(ex) -> dict:
