@@ -16,6 +16,7 @@ import pytest
 from ingest.parse import parse_file
 from ingest.pipeline import paper_chunks
 from ingest.store import Store
+from paperbot.settings import default_cache_dir
 from retrieval.library import Library
 from tests.conftest import make_settings
 from tests.reliability.helpers import generate_corpus
@@ -29,7 +30,8 @@ def cli_env(tmp_path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CHROMA_", "EMBEDDING_", "DISCORD_", "LLM_", "PAPERBOT_", "RETRIEVAL_"))}
     env.update(CHROMA_PATH=str(tmp_path / "chroma"), PAPERBOT_CACHE_DIR=str(tmp_path / "cache"),
-               PAPERBOT_ENV_FILE=str(tmp_path / "none.env"), HF_HUB_OFFLINE="1")
+               EMBEDDING_CACHE_DIR=str(default_cache_dir()), PAPERBOT_ENV_FILE=str(tmp_path / "none.env"),
+               HF_HUB_OFFLINE="1")
     return env
 
 
