@@ -46,6 +46,7 @@ COLOUR_ABSTAIN = 0x8A8F98
 COLOUR_INFO = 0x3A6EA5
 
 _ELLIPSIS = "…"
+_MENTION_LIKE = re.compile(r"<(@[!&]?|#)(\d+)>")
 _SAFE_URL = re.compile(r"https?://[^\s<>\"'`]+")
 
 
@@ -88,8 +89,12 @@ _UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
 
 
 def escape(text: str) -> str:
-    """Text from a user or an abstract, made inert: no markdown, no mentions, no bidirectional controls."""
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(_BIDI.sub("", text)))
+    """Text from a user or an abstract, made inert: no markdown, no mentions, no bidirectional controls.
+
+    Mention syntax is broken up whatever the id looks like (`<@123>` too), so nothing reads as one.
+    """
+    text = discord.utils.escape_mentions(discord.utils.escape_markdown(_BIDI.sub("", text)))
+    return _MENTION_LIKE.sub(lambda m: f"<{m.group(1)}\u200b{m.group(2)}>", text)
 
 
 def unescape(text: str) -> str:

@@ -233,7 +233,7 @@ async def test_guild_allowlist_refuses_other_servers_but_not_dms(make_bot):
 
 async def test_unexpected_error_shows_a_short_message_and_logs_the_traceback(make_bot, stub_library, monkeypatch,
                                                                              caplog):
-    def broken(query, k=None):
+    def broken(query, k=None, filters=None):
         raise RuntimeError("chroma exploded at /secret/path/db.sqlite3")
 
     monkeypatch.setattr(stub_library, "search", broken)
@@ -255,7 +255,8 @@ async def test_unexpected_error_shows_a_short_message_and_logs_the_traceback(mak
 async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypatch):
     real = client.answer_question
 
-    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=()):
+    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=(),
+                        filters=None):
         text = ""
         for word in ["Masks", " match", " full", " fine-tuning", " [1]."] * 4:
             text += word

@@ -26,7 +26,8 @@ def scripted(monkeypatch, texts, pause=0.0):
     """answer_question replaced by one that streams `texts` (each the whole clean text so far), then answers."""
     real = client.answer_question
 
-    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=()):
+    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=(),
+                        filters=None):
         for text in texts:
             on_text(text)
             await asyncio.sleep(pause)

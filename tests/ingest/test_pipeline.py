@@ -265,8 +265,8 @@ def test_store_from_before_metadata_hashes_keeps_working(lib, tmp_path):
     assert paper.authors == ("Ada", "Bob") and paper.keywords == () and paper.area == ""
     embedded = lib.embedder.encoded
     summary = lib.ingest([path])
-    assert (summary.added, summary.updated, summary.chunks_embedded) == (0, 0, 0)
-    assert lib.embedder.encoded == embedded
+    assert (summary.added, summary.updated, summary.chunks_embedded, summary.snippets_added) == (0, 0, 0, 1)
+    assert lib.embedder.encoded == embedded + 1, "its sentence vectors are computed once; its chunk is kept"
     [chunk] = lib.store.iter_chunks(with_text=False)
     assert chunk.chunk_id == f"p1:{old_hash[:10]}:0" and not chunk.legacy and chunk.meta_hash
 

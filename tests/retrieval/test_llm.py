@@ -374,7 +374,7 @@ def test_non_english_question_is_searched_in_english_and_answered_in_its_languag
 def test_unusable_rewrite_searches_the_question_as_asked(library, endpoint, monkeypatch, rewrite):
     queries: list[str] = []
     real = library.search
-    monkeypatch.setattr(library, "search", lambda q, k=None: queries.append(q) or real(q, k))
+    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
     assert queries == [QUESTION_ZH] and answer.search_query is None
@@ -384,7 +384,7 @@ def test_unusable_rewrite_searches_the_question_as_asked(library, endpoint, monk
 def test_without_llm_a_non_english_question_is_searched_as_asked(library, monkeypatch):
     queries: list[str] = []
     real = library.search
-    monkeypatch.setattr(library, "search", lambda q, k=None: queries.append(q) or real(q, k))
+    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
     answer = asyncio.run(answer_question(library, QUESTION_ZH))
     assert queries == [QUESTION_ZH] and answer.mode == "extractive" and answer.search_query is None
 
