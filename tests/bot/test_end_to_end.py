@@ -44,7 +44,7 @@ async def test_ask_dm_and_mention_cite_verbatim_sentences(bot, library):
         assert first["name"].startswith("[1] BMT")
         label = re.match(r"\[1\] (.+?)(?: — .*)?$", first["name"]).group(1)
         assert label.replace("\\", "") in labels
-        quote = first["value"].strip("\u201c\u201d").replace("\\", "")
+        quote = first["value"].split("\n")[0].strip("\u201c\u201d").replace("\\", "")  # then the detail line
         assert any(part.strip() in a for a in abstracts.values() for part in quote.split("…"))
     # the same answer whichever way it was asked
     assert slash.messages[-1]["embeds"][0]["fields"] == dm.messages[-1]["embeds"][0]["fields"]
