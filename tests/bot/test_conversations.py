@@ -92,17 +92,16 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
     answer = answer_of(ask)
     assert buttons(answer) == ["More sources", "Discuss in thread"]
     start = await h.click(answer, "Discuss in thread")
-    [thread_call] = [c for c in start.calls if c.path.endswith("/threads")]
+    ack, thread_call, intro, note = start.calls
     thread_id = int(answer["id"])  # a thread started from a message has the message's id
-    ack = start.calls[1]
-    assert ack.callback_type == 4 and ack.json["data"]["flags"] == 64
-    assert f"<#{thread_id}>" in ack.json["data"]["content"]
-    assert thread_call.json["name"] == "sparse masks"
-    intro = start.sends[-1]
+    assert ack.json == {"type": 5, "data": {"flags": 64}}
+    assert thread_call.path.endswith("/threads") and thread_call.json["name"] == "sparse masks"
     assert intro.url.endswith(f"/channels/{thread_id}/messages") and "reply to one of my answers" in intro.json[
         "content"]
+    assert note.json["content"] == bot_messages.THREAD_STARTED.format(thread=f"<#{thread_id}>")
+    assert start.messages[0]["flags"] & 64  # the note is for the clicker only
     again = await h.click(answer, "Discuss in thread")
-    assert again.calls[-1].json["data"]["content"] == bot_messages.THREAD_EXISTS.format(thread=f"<#{thread_id}>")
+    assert again.calls[-1].json["content"] == bot_messages.THREAD_EXISTS.format(thread=f"<#{thread_id}>")
 
     which = await h.thread_message(thread_id, "which of these uses GRPO?", mention=True)
     assert cited(answer_of(which)) == ["GRPO-Masks"]
@@ -217,3 +216,13 @@ async def test_ask_in_the_bots_thread_continues_its_conversation(make_bot, libra
     assert buttons(answer_of(second)) == ["More sources"]  # no thread from inside a thread
     assert library.searches[-1] == "[2]"
     assert_calls_ok(second.calls + elsewhere.calls)
+
+
+async def test_no_permission_to_start_a_thread_is_said_privately(make_bot, library):
+    async with Harness(make_bot()) as h:
+        answer = answer_of(await h.slash("ask", question="sparse masks"))
+        h.rest.forbidden.add(CHANNEL_ID)
+        ex = await h.click(answer, "Discuss in thread")
+    assert ex.calls[-1].json["content"] == bot_messages.THREAD_FORBIDDEN
+    assert ex.messages[-1]["flags"] & 64
+    assert_calls_ok(ex.calls)
