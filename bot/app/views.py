@@ -90,7 +90,7 @@ class _Persistent:
             if retry is not None:
                 raise RateLimited(retry)
             await self.run(interaction)
-        except Exception as error:  # discord.py would only log it: the user must hear back
+        except Exception as error:  # noqa: BLE001 - discord.py would only log it: the user must hear back
             await report_interaction_error(interaction, error)
 
     async def run(self, interaction: discord.Interaction) -> None:

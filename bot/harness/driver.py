@@ -22,7 +22,14 @@ import discord
 from discord.webhook.async_ import async_context
 
 from bot.app.client import PaperBot
-from bot.harness.payloads import APP_ID, BOT_ROLE_ID, BOT_USER_ID, GUILD_ID, MEMBER_PERMS, Payloads
+from bot.harness.payloads import (
+    APP_ID,
+    BOT_ROLE_ID,
+    BOT_USER_ID,
+    GUILD_ID,
+    MEMBER_PERMS,
+    Payloads,
+)
 from bot.harness.rest import (
     Call,
     Exchange,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 
+import discord
 import pytest
 
 from bot.app import messages as bot_messages
@@ -139,7 +140,7 @@ async def test_a_dm_is_one_conversation(make_bot, library):
         await h.dm("sparse masks")
         second = await h.dm("[2]")
         fresh = await h.dm("continuous numerical coordinates")
-        bobs = await h.dm("[2]", user=BOB)  # another user's DM has its own history
+        await h.dm("[2]", user=BOB)  # another user's DM has its own history
     assert cited(answer_of(second)) == ["Vision-Masks"]
     assert cited(answer_of(fresh))[0] == "NV-CoT"
     assert library.searches[-1] == "[2]"  # nothing earlier in Bob's DM: asked as it is
@@ -153,8 +154,6 @@ async def test_only_the_bots_own_messages_count_as_turns(make_bot, library):
         h.rest.store(forged)
         state = h.bot._connection
         channel = h.bot.get_channel(CHANNEL_ID)
-        import discord
-
         real = discord.Message(state=state, channel=channel, data=answer_of(first))
         fake = discord.Message(state=state, channel=channel, data=forged)
         assert turn_of(real, h.bot.user.id).cited == ("m0", "m1", "m2")
