@@ -53,28 +53,28 @@ _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "1st"
              "4th": 4, "5th": 5}
 _BRACKET = re.compile(r"\[\s*(\d{1,2})\s*\]")
 _NUMBERED = re.compile(r"\b(?:papers?|results?|sources?|refs?|references?|citations?|numbers?|no\.|#)\s*"
-                       r"(\d{1,2}(?:\s*(?:,|and|&|or|vs\.?|versus|to)\s*\d{1,2})*)\b", re.I)
+                       r"(\d{1,2}(?:\s*(?:,|and|&|or|vs\.?|versus|to)\s*\d{1,2})*)\b", re.IGNORECASE)
 _ORDINAL = re.compile(r"\b(?:the\s+)?(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th|last)"
-                      r"(?:\s+(?:one|paper|result|source|work|article|study|method))?\b", re.I)
+                      r"(?:\s+(?:one|paper|result|source|work|article|study|method))?\b", re.IGNORECASE)
 _ORDINAL_NEEDS_NOUN = re.compile(r"\b(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th|last)"
                                  r"\s+(?:one|paper|result|source|work|article|study|method)s?\b|\bthe\s+"
-                                 r"(first|second|third|fourth|fifth|last)\b", re.I)
+                                 r"(first|second|third|fourth|fifth|last)\b", re.IGNORECASE)
 _COMPARE = re.compile(r"\b(?:compare|comparing|comparison|versus|vs\.?|differ(?:ence|ences)?\s+between|between)\b",
-                      re.I)
+                      re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"(?<![\w.-])(\d{1,2})(?![\w.-])")
 # "that one", "these" always point back; "it" and "they" only in a short question ("does it use RL?"),
 # since a longer one usually uses them on its own ("is it possible to prune LLMs without retraining?").
-_SINGULAR = re.compile(r"\b(?:that|this)\s+(?:one|paper|work|article|study|method|approach)\b", re.I)
-_SINGULAR_WEAK = re.compile(r"\b(?:it|its|itself)\b", re.I)
+_SINGULAR = re.compile(r"\b(?:that|this)\s+(?:one|paper|work|article|study|method|approach)\b", re.IGNORECASE)
+_SINGULAR_WEAK = re.compile(r"\b(?:it|its|itself)\b", re.IGNORECASE)
 _PLURAL = re.compile(r"\b(?:these|those|(?:these|those|the)\s+(?:ones|papers|works|methods|results)|"
-                     r"(?:of|among)\s+(?:these|those|them)|which\s+of\s+(?:these|those|them))\b", re.I)
-_PLURAL_WEAK = re.compile(r"\b(?:they|them|their|theirs)\b", re.I)
+                     r"(?:of|among)\s+(?:these|those|them)|which\s+of\s+(?:these|those|them))\b", re.IGNORECASE)
+_PLURAL_WEAK = re.compile(r"\b(?:they|them|their|theirs)\b", re.IGNORECASE)
 WEAK_REFERENCE_WORDS = 3  # content words at most, for "it"/"they" to count as a reference
 _ELLIPSIS_START = re.compile(r"^\s*(?:and|also|or|but|plus|what\s+about|how\s+about|and\s+what\s+about|"
-                             r"what\s+of|same\s+(?:for|with)|now\s+for|only|just|any|anything|ones?)\b[\s,]*", re.I)
+                             r"what\s+of|same\s+(?:for|with)|now\s+for|only|just|any|anything|ones?)\b[\s,]*", re.IGNORECASE)
 _WH = re.compile(r"^\s*(?:who|what|which|when|where|why|how|is|are|do|does|did|can|could|should|would|will|"
-                 r"list|show|find|give|tell|explain|summari[sz]e|compare)\b", re.I)
-_WORD = re.compile(r"[^\W_]+", re.U)
+                 r"list|show|find|give|tell|explain|summari[sz]e|compare)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W_]+")
 _STOP = frozenset(
     "a an the of to in for on and or with how what which who why when where do does did is are was were can could "
     "should would will be been by from about that this these those than into any some there their it its as at "

@@ -90,7 +90,7 @@ class _Persistent:
             if retry is not None:
                 raise RateLimited(retry)
             await self.run(interaction)
-        except Exception as error:  # discord.py would only log it: the user must hear back
+        except Exception as error:  # noqa: BLE001 - discord.py would only log it: the user must hear back
             await report_interaction_error(interaction, error)
 
     async def run(self, interaction: discord.Interaction) -> None:
@@ -98,7 +98,8 @@ class _Persistent:
 
 
 async def _gone(interaction: discord.Interaction, text: str = messages.RESULT_GONE) -> None:
-    await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+    """A short private note (into the deferred response when there is one)."""
+    await respond(interaction, embeds.text_pages(text), ephemeral=True)
 
 
 class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
@@ -179,6 +180,7 @@ class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], te
             await _gone(interaction, messages.THREAD_SERVERS_ONLY)
             return
         question = _title_text(message, "Q: ") or messages.THREAD_NAME
+        await interaction.response.defer(thinking=True, ephemeral=True)
         try:
             thread = await message.create_thread(name=embeds.clip(question, 100), auto_archive_duration=1440)
         except discord.Forbidden:
@@ -189,9 +191,8 @@ class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], te
                 raise
             await _gone(interaction, messages.THREAD_EXISTS.format(thread=f"<#{message.id}>"))
             return
-        await interaction.response.send_message(messages.THREAD_STARTED.format(thread=thread.mention),
-                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
         await thread.send(messages.THREAD_INTRO, allowed_mentions=NO_MENTIONS)
+        await _gone(interaction, messages.THREAD_STARTED.format(thread=thread.mention))
 
 
 class Pager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],

@@ -3,7 +3,11 @@
 `Harness` hands INTERACTION_CREATE and MESSAGE_CREATE payloads (payloads.py) to
 discord.py's ConnectionState, exactly as the websocket would, and routes every
 REST call the bot makes to a fake Discord (rest.py) that records it and answers
-as Discord would (message ids, callback resources). Nothing touches the network.
+as Discord would (message ids, callback resources, message history, threads, which
+it announces with THREAD_CREATE). Nothing touches the network.
+
+`restart(new_bot)` stops the bot and starts another against the same fake Discord:
+every message, thread and button is still there, nothing of the old process is.
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ import discord
 from discord.webhook.async_ import async_context
 
 from bot.app.client import PaperBot
-from bot.harness.payloads import APP_ID, BOT_ROLE_ID, BOT_USER_ID, GUILD_ID, MEMBER_PERMS, Payloads
+from bot.harness.payloads import (
+    APP_ID,
+    BOT_ROLE_ID,
+    BOT_USER_ID,
+    GUILD_ID,
+    MEMBER_PERMS,
+    Payloads,
+)
 from bot.harness.rest import (
     Call,
     Exchange,

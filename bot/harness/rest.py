@@ -266,7 +266,7 @@ class FakeDiscord:
             return response
         if path == "/channels/{channel_id}/messages/{message_id}/threads" and route.method == "POST":
             return self._new_thread(int(route.channel_id), int(route.url.rstrip("/").split("/")[-2]), body)
-        if path.endswith("/messages/@original") or path.endswith("/messages/{message_id}"):
+        if path.endswith(("/messages/@original", "/messages/{message_id}")):
             if "@original" in path:
                 mid = self._originals.get(token or "")
             else:

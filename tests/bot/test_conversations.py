@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 
+import discord
 import pytest
 
 from bot.app import messages as bot_messages
@@ -92,17 +93,16 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
     answer = answer_of(ask)
     assert buttons(answer) == ["More sources", "Discuss in thread"]
     start = await h.click(answer, "Discuss in thread")
-    [thread_call] = [c for c in start.calls if c.path.endswith("/threads")]
+    ack, thread_call, intro, note = start.calls
     thread_id = int(answer["id"])  # a thread started from a message has the message's id
-    ack = start.calls[1]
-    assert ack.callback_type == 4 and ack.json["data"]["flags"] == 64
-    assert f"<#{thread_id}>" in ack.json["data"]["content"]
-    assert thread_call.json["name"] == "sparse masks"
-    intro = start.sends[-1]
+    assert ack.json == {"type": 5, "data": {"flags": 64}}
+    assert thread_call.path.endswith("/threads") and thread_call.json["name"] == "sparse masks"
     assert intro.url.endswith(f"/channels/{thread_id}/messages") and "reply to one of my answers" in intro.json[
         "content"]
+    assert note.json["content"] == bot_messages.THREAD_STARTED.format(thread=f"<#{thread_id}>")
+    assert start.messages[0]["flags"] & 64  # the note is for the clicker only
     again = await h.click(answer, "Discuss in thread")
-    assert again.calls[-1].json["data"]["content"] == bot_messages.THREAD_EXISTS.format(thread=f"<#{thread_id}>")
+    assert again.calls[-1].json["content"] == bot_messages.THREAD_EXISTS.format(thread=f"<#{thread_id}>")
 
     which = await h.thread_message(thread_id, "which of these uses GRPO?", mention=True)
     assert cited(answer_of(which)) == ["GRPO-Masks"]
@@ -140,7 +140,7 @@ async def test_a_dm_is_one_conversation(make_bot, library):
         await h.dm("sparse masks")
         second = await h.dm("[2]")
         fresh = await h.dm("continuous numerical coordinates")
-        bobs = await h.dm("[2]", user=BOB)  # another user's DM has its own history
+        await h.dm("[2]", user=BOB)  # another user's DM has its own history
     assert cited(answer_of(second)) == ["Vision-Masks"]
     assert cited(answer_of(fresh))[0] == "NV-CoT"
     assert library.searches[-1] == "[2]"  # nothing earlier in Bob's DM: asked as it is
@@ -154,8 +154,6 @@ async def test_only_the_bots_own_messages_count_as_turns(make_bot, library):
         h.rest.store(forged)
         state = h.bot._connection
         channel = h.bot.get_channel(CHANNEL_ID)
-        import discord
-
         real = discord.Message(state=state, channel=channel, data=answer_of(first))
         fake = discord.Message(state=state, channel=channel, data=forged)
         assert turn_of(real, h.bot.user.id).cited == ("m0", "m1", "m2")
@@ -217,3 +215,13 @@ async def test_ask_in_the_bots_thread_continues_its_conversation(make_bot, libra
     assert buttons(answer_of(second)) == ["More sources"]  # no thread from inside a thread
     assert library.searches[-1] == "[2]"
     assert_calls_ok(second.calls + elsewhere.calls)
+
+
+async def test_no_permission_to_start_a_thread_is_said_privately(make_bot, library):
+    async with Harness(make_bot()) as h:
+        answer = answer_of(await h.slash("ask", question="sparse masks"))
+        h.rest.forbidden.add(CHANNEL_ID)
+        ex = await h.click(answer, "Discuss in thread")
+    assert ex.calls[-1].json["content"] == bot_messages.THREAD_FORBIDDEN
+    assert ex.messages[-1]["flags"] & 64
+    assert_calls_ok(ex.calls)

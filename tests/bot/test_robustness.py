@@ -10,6 +10,7 @@ import pytest
 
 from bot.app import client, errors
 from bot.app import messages as bot_messages
+from bot.app.embeds import escape
 from bot.harness import BOT_ROLE_ID, CHANNEL_ID, Harness
 from bot.text import clean_question, duration
 from paperbot import messages
@@ -45,13 +46,10 @@ async def test_preview_shows_the_current_clean_text_never_a_concatenation(make_b
              "Masks match full fine-tuning [1]. Binary masks work."]
     scripted(monkeypatch, texts, pause=0.35)
     async with Harness(make_bot()) as h:
-        h.bot.settings.discord  # noqa: B018 - the default interval (1 s) applies
         ex = await h.slash("ask", question=QUESTION)
     previews = [c.json["embeds"][0]["description"] for c in ex.calls
                 if c.method == "PATCH" and c.json["embeds"][0].get("footer", {}).get("text") == bot_messages.WRITING]
     assert previews
-    from bot.app.embeds import escape
-
     assert all(p in {escape(t) for t in texts} for p in previews), previews
     assert_calls_ok(ex.calls)
 
@@ -102,7 +100,7 @@ async def test_bidi_controls_are_neutralized_wherever_user_text_is_echoed(make_b
         ask = await h.slash("ask", question=f"masking \u202eweights{BIDI} please", private=True)
         shared = await h.click(ask.messages[-1], "Share in channel", user=nasty)
         missing = await h.slash("paper", paper=f"\u202enothing{BIDI} here")
-        search = await h.slash("search", query=f"\u2067masking\u2069 weights")
+        search = await h.slash("search", query="\u2067masking\u2069 weights")
     for call in ask.calls + shared.calls + missing.calls + search.calls:
         if call.message is not None:
             text = visible_text(call.message)
