@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from bot.runtime import open_library  # noqa: E402
 from ingest.chunk import split_sentences  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
+from paperbot.settings import Settings, default_cache_dir  # noqa: E402
 from retrieval.evaluate import load_beir  # noqa: E402
 from retrieval.keyword import content_tokens  # noqa: E402
 from retrieval.library import Library  # noqa: E402
@@ -85,7 +85,7 @@ def main() -> int:
             doc = corpus[d]
             f.write(json.dumps({"id": d, "title": doc.get("title", ""), "abstract": doc["text"]}) + "\n")
     settings = Settings.from_env({"CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
-                                  "PAPERBOT_CORPUS": str(path)})
+                                  "EMBEDDING_CACHE_DIR": str(default_cache_dir()), "PAPERBOT_CORPUS": str(path)})
     texts = [text for _, text in claims]
     variants = [f"{texts[0]} {w}" for w in ("", "?", "please", "papers", "evidence", "study")] * (len(texts) // 6 + 1)
     variants = variants[: len(texts)]
