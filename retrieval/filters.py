@@ -32,12 +32,6 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\w+", fold(text)))
 
 
-def _contains(hay: str, needle: tuple[str, ...]) -> bool:
-    words = _words(hay)
-    n = len(needle)
-    return bool(n) and any(words[i:i + n] == needle for i in range(len(words) - n + 1))
-
-
 def values_of(paper: Paper, name: str) -> tuple[str, ...]:
     """The values a paper has for one filter field (what autocomplete offers)."""
     if name == "author":
@@ -77,20 +71,31 @@ class Filters:
     def describe(self) -> str:
         return ", ".join(f"{k} “{v}”" for k, v in self.given().items())
 
-    def matches(self, paper: Paper) -> bool:
-        return all(_matches_one(paper, name, value) for name, value in self.given().items())
+    def matches(self, paper: Paper, terms: PaperTerms | None = None) -> bool:
+        """Whether `paper` passes every given filter; `terms` are its precomputed `paper_terms`."""
+        terms = terms if terms is not None else paper_terms(paper)
+        return all(_matches_one(terms, name, value) for name, value in self.given().items())
 
 
-def _matches_one(paper: Paper, name: str, value: str) -> bool:
+PaperTerms = dict[str, tuple[tuple[str, ...], ...]]
+
+
+def paper_terms(paper: Paper) -> PaperTerms:
+    """A paper's filterable values as folded words, computed once per paper (a store's view caches them)."""
+    out = {name: tuple(_words(v) for v in values_of(paper, name)) for name in FIELDS}
+    if paper.area and paper.subarea:
+        out["area"] += (_words(f"{paper.area} {paper.subarea}"),)
+    return out
+
+
+def _matches_one(terms: PaperTerms, name: str, value: str) -> bool:
     if name == "type":
         wanted = fold(value)
         wanted = wanted[:-1] if wanted.endswith("s") and wanted[:-1] in PRESENTATION_TYPES else wanted
-        return paper.presentation == wanted
+        return terms["type"] == ((wanted,),)
     needle = _words(value)
-    values = values_of(paper, name)
-    if name == "area" and paper.area and paper.subarea:
-        values += (f"{paper.area} {paper.subarea}",)
-    return any(_contains(v, needle) for v in values)
+    n = len(needle)
+    return bool(n) and any(words[i:i + n] == needle for words in terms[name] for i in range(len(words) - n + 1))
 
 
 def select(papers: Iterable[Paper], filters: Filters) -> list[Paper]:
@@ -132,7 +137,7 @@ def no_match_notice(filters: Filters, papers: list[Paper]) -> str:
     lines = [messages.NO_PAPER_MATCHES.format(filters=filters.describe())]
     corpus = facets(papers)
     for name, value in filters.given().items():
-        if any(_matches_one(p, name, value) for p in papers):
+        if any(_matches_one(paper_terms(p), name, value) for p in papers):
             continue
         near = nearest(value, corpus[name])
         if near:

@@ -30,7 +30,7 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
-from retrieval.filters import Filters, no_match_notice, select
+from retrieval.filters import Filters, PaperTerms, no_match_notice, paper_terms, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult, Similar
 
@@ -67,6 +67,7 @@ class CorpusView:
         self.keyword = keyword
         self.paper_index = {pid: i for i, pid in enumerate(papers)}
         self.chunk_paper_idx = np.asarray([self.paper_index[p] for p in chunk_paper], dtype=np.int64)
+        self._terms: list[PaperTerms] | None = None
 
     @classmethod
     def from_store(cls, store: Store, version: str) -> CorpusView:
@@ -86,8 +87,11 @@ class CorpusView:
         return view
 
     def mask(self, filters: Filters) -> np.ndarray:
-        """Which papers pass `filters` (aligned with `papers`)."""
-        return np.fromiter((filters.matches(p) for p in self.papers.values()), dtype=bool, count=len(self.papers))
+        """Which papers pass `filters` (aligned with `papers`); their folded values are computed once per view."""
+        if self._terms is None:
+            self._terms = [paper_terms(p) for p in self.papers.values()]
+        return np.fromiter((filters.matches(p, t) for p, t in zip(self.papers.values(), self._terms)), dtype=bool,
+                           count=len(self.papers))
 
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""

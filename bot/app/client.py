@@ -159,7 +159,7 @@ class PaperBot(discord.Client):
 
     async def browse(self, filters: Filters) -> list[Paper]:
         """The papers passing `filters` (an author's, an area's), from the cached paper list."""
-        return select(await self.papers(), filters)
+        return await asyncio.to_thread(select, await self.papers(), filters)
 
     async def facets(self) -> dict[str, Counter[str]]:
         """The corpus's authors, areas, types, tracks and keywords with paper counts (for autocomplete)."""

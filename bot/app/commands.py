@@ -157,7 +157,7 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
     await interaction.response.defer(thinking=True)
     papers = await bot.browse(filters)
     if not papers:
-        notice = no_match_notice(filters, await bot.papers())
+        notice = await asyncio.to_thread(no_match_notice, filters, await bot.papers())
         await respond(interaction, embeds.text_pages(embeds.escape(notice)))
         return
     key = new_key()

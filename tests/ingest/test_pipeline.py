@@ -271,6 +271,16 @@ def test_store_from_before_metadata_hashes_keeps_working(lib, tmp_path):
     assert chunk.chunk_id == f"p1:{old_hash[:10]}:0" and not chunk.legacy and chunk.meta_hash
 
 
+def test_a_bad_export_next_to_a_good_one_writes_nothing(lib, tmp_path):
+    from tests import shapes
+
+    good = shapes.write_json(tmp_path / "c" / "program.json", shapes.program())
+    bad = shapes.write_json(tmp_path / "c" / "notes.json", {"notes": [shapes.note_v2(shapes.PAPERS[0]), {"content": {}}]})
+    with pytest.raises(InputError, match=r"notes\.json: record 2: abstract is missing"):
+        lib.ingest([good, bad])
+    assert lib.store.count() == 0
+
+
 # -- sentence vectors for snippets ---------------------------------------------------------------------
 
 
