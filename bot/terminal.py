@@ -44,20 +44,22 @@ def render_search_text(result: SearchResult) -> str:
 
 
 def render_answer_text(answer: Answer) -> str:
+    """The answer, its sources and its footer; fixed text in the answer's language."""
+    lang = answer.language
     lines = [f"Q: {answer.question}", ""]
     if answer.abstained:
-        lines.append(messages.ABSTAIN)
+        lines.append(messages.text("ABSTAIN", lang))
         if answer.hits:
-            lines += ["", messages.ABSTAIN_CLOSEST]
+            lines += ["", messages.text("ABSTAIN_CLOSEST", lang)]
             for n, h in enumerate(answer.hits, start=1):
                 lines += _hit_lines(n, h)
-        return "\n".join(lines)
-    lines += wrap(answer.text)
-    lines += ["", "Sources:"]
-    for c in answer.citations:
-        lines.append(f"[{c.n}] {c.label} — {c.where}")
-        lines += _quoted(c.quote)
-    lines += ["", answer_footer(answer)]
+    else:
+        lines += wrap(answer.text)
+        lines += ["", messages.text("SOURCES", lang)]
+        for c in answer.citations:
+            lines.append(f"[{c.n}] {c.label} — {c.where}")
+            lines += _quoted(c.quote)
+    lines += ["", answer_footer(answer, detail=True)]
     return "\n".join(lines)
 
 

@@ -1,21 +1,31 @@
-"""Plain-text pieces every front end shows the same way: the answer's footer."""
+"""Plain-text pieces every front end shows the same way: the answer's footer, in the answer's language."""
 
 from __future__ import annotations
 
+from paperbot.messages import text
 from retrieval.types import Answer
 
 
-def answer_footer(answer: Answer) -> str:
-    """mode · model · time · tokens · what was searched · why the LLM answer was not used."""
-    parts = [f"mode: {answer.mode}"]
+def answer_footer(answer: Answer, *, detail: bool = False) -> str:
+    """mode · model · time · tokens · what was searched · notes · why the LLM answer was not used.
+
+    `detail` adds the operator's detail of a failure (`paperbot ask` in a terminal); a public footer
+    (Discord) never shows it: it names no endpoint and quotes no server, but it is not for everyone either.
+    """
+    lang = answer.language
+    parts = [text("FOOTER_MODE", lang, mode=answer.mode)]
     if answer.model:
-        parts.append(f"model: {answer.model}")
+        parts.append(text("FOOTER_MODEL", lang, model=answer.model))
     if answer.latency_ms is not None:
-        parts.append(f"{answer.latency_ms / 1000:.1f} s")
+        parts.append(text("FOOTER_SECONDS", lang, seconds=answer.latency_ms / 1000))
     if answer.tokens:
-        parts.append(f"{answer.tokens} tokens")
+        parts.append(text("FOOTER_TOKENS", lang, tokens=answer.tokens))
     if answer.search_query:
-        parts.append(f"searched for: {answer.search_query}")
+        parts.append(text("FOOTER_SEARCHED", lang, query=answer.search_query))
+    parts += answer.notes
     if answer.fallback_reason:
-        parts.append(f"fell back: {answer.fallback_reason}")
+        reason = answer.fallback_reason
+        if detail and answer.fallback_detail:
+            reason += f" ({answer.fallback_detail})"
+        parts.append(text("FOOTER_FELL_BACK", lang, reason=reason))
     return " · ".join(parts)

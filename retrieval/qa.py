@@ -8,13 +8,19 @@ summarizes the retrieved sentences; its reply is untrusted and validated:
 * markdown links and images become plain text, bare URLs and control characters
   are removed, and the length is bounded by the caller (front ends know their
   limits; mentions are neutralized where text is shown, in the Discord layer);
-* a reply left without a valid citation (or any failure of the endpoint) falls
-  back to the extractive answer, with `fallback_reason` saying why;
+* chat-template debris and echoed prompt lines are removed, and only sentences
+  that the passage they cite supports are kept (retrieval/grounding.py);
+* a reply left with nothing grounded (or any failure of the endpoint) falls back
+  to the extractive answer, with a short `fallback_reason` (no endpoint, no
+  server text) and the operator's `fallback_detail`; the rest goes to the log;
 * the quotes under the citations always come from the store, never from the model.
 
 A question that does not look English is first rewritten by the model into an
-English search query (the corpus is English); the answer is written in the
-language of the question. Without a model, retrieval runs on the original text.
+English search query (the corpus is English); a rewrite that does not look like
+one is not used, and a note says the question was searched as asked. The answer
+should be in the language of the question; a note says so when it is not.
+Fixed text (abstention, reasons, notes) is in `language` (paperbot/messages.py).
+Without a model, retrieval runs on the original text.
 """
 
 from __future__ import annotations
@@ -28,90 +34,164 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from paperbot import messages
 from paperbot.errors import LLMError
+from paperbot.language import guess_language, looks_english, message_language
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
+from retrieval.grounding import Passage, ground_reply, strip_template
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 from retrieval.types import Answer
 
 log = logging.getLogger(__name__)
 
+__all__ = ["answer_question", "rewrite_query", "validate_answer", "looks_english", "sanitize", "MAX_ANSWER_CHARS"]
+
 MAX_ANSWER_CHARS = 4000  # the default bound on an LLM answer; front ends may ask for less
 MAX_QUERY_CHARS = 300
+MIN_QUERY_CHARS = 3
 MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
 REWRITE_MAX_TOKENS = 64
 LINK_REMOVED = "(link removed)"
 
 OnText = Callable[[str], Any]
 
+_GROUNDING_REASONS = {  # grounding problem → the public reason
+    "echo": "LLM_DEBRIS", "placeholder": "LLM_DEBRIS", "repeated": "LLM_DEBRIS", "empty": "LLM_DEBRIS",
+    "filler": "LLM_DEBRIS", "uncited": "LLM_NO_CITATION", "unsupported": "LLM_UNGROUNDED",
+}
+
 
 async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
-                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS) -> Answer:
+                          on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
+                          language: str | None = None) -> Answer:
     """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
     answer so far (already sanitized) each time the streamed text grows. An LLM
-    answer is cut to `max_chars` at a sentence boundary.
+    answer is cut to `max_chars` at a sentence boundary. `language` is that of the
+    fixed text (default: the question's, when paperbot has messages in it).
     """
     start = time.perf_counter()
+    lang = language or message_language(question)
     query = question
     search_query: str | None = None
-    endpoint_failed: str | None = None
+    notes: list[str] = []
+    endpoint_failed: LLMError | None = None
     if llm is not None and llm.available and not looks_english(question):
         try:
             query = await rewrite_query(llm, question) or question
         except LLMError as exc:
-            endpoint_failed = f"the LLM failed while translating the question: {exc}"
+            log.warning("the LLM failed while translating the question: %s", exc)
+            endpoint_failed = exc
         if query != question:
             search_query = query
+        else:
+            notes.append(messages.text("REWRITE_UNUSABLE", lang))
     result = await asyncio.to_thread(library.search, query, k)
-    extractive = replace(extractive_answer(result), question=question, search_query=search_query)
+    extractive = replace(extractive_answer(result, lang), question=question, search_query=search_query,
+                         notes=tuple(notes))
 
-    def fallback(reason: str) -> Answer:
-        log.info("extractive answer instead of the LLM's: %s", reason)
-        return replace(extractive, fallback_reason=reason, latency_ms=_ms_since(start))
+    def fallback(reason: str, detail: str) -> Answer:
+        log.info("extractive answer instead of the LLM's: %s (%s)", messages.text(reason), detail)
+        return replace(extractive, fallback_reason=messages.text(reason, lang), fallback_detail=detail or None,
+                       latency_ms=_ms_since(start))
 
     if llm is None or extractive.abstained:
         return replace(extractive, latency_ms=_ms_since(start))
-    if endpoint_failed:
-        return fallback(endpoint_failed)
+    if endpoint_failed is not None:
+        return fallback("LLM_PAUSED" if endpoint_failed.paused else "LLM_FAILED", endpoint_failed.detail)
     if not llm.available:
-        return fallback(f"the LLM endpoint is skipped for {llm.cooldown_left():.0f} s after repeated failures")
+        return fallback("LLM_PAUSED", f"skipped for {llm.cooldown_left():.0f} s after repeated failures")
 
     citations = citations_for(result.hits)
     valid = {c.n for c in citations}
-    messages = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
+    messages_ = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
     try:
-        completion = await llm.chat(messages, on_delta=_preview(on_text, valid, max_chars))
+        completion = await llm.chat(messages_, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
-        return fallback(f"the LLM failed: {exc}")
+        return fallback("LLM_PAUSED" if exc.paused else "LLM_FAILED", exc.detail)
     raw = completion.text
     if completion.finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
-        raw = _complete_sentences(raw)
+        raw = _complete_sentences(strip_template(_strip_thinking(raw)))
     text, used, dropped = validate_answer(raw, valid, max_chars)
     if not used:
-        return fallback(_no_citation_reason(dropped, valid))
+        return fallback("LLM_NO_CITATION", _no_citation_reason(dropped, valid))
+    passages = [Passage.of(c.n, c.label, c.quote) for c in citations]
+    embedder = getattr(library, "embedder", None)
+    grounding = await asyncio.to_thread(ground_reply, text, passages, embedder.encode if embedder else None)
+    if grounding.removed or grounding.recited:
+        log.info("grounding of the LLM's answer: removed %s, re-cited %d", grounding.removed, grounding.recited)
+    if not grounding.text:
+        problem = grounding.problem or "empty"
+        return fallback(_GROUNDING_REASONS.get(problem, "LLM_UNGROUNDED"), _grounding_detail(grounding))
+    text = _bound(grounding.text, max_chars)
+    used = [n for n in grounding.used if n in valid]
+    asked_in = guess_language(question)
+    if asked_in != "en" and guess_language(re.sub(r"\[\d+\]", "", text)) == "en":
+        log.info("the LLM answered a %s question in English", asked_in)
+        notes.append(messages.text("LANGUAGE_IGNORED", lang))
     return Answer(
         question=question, text=text, abstained=False, citations=[c for c in citations if c.n in used],
-        hits=result.hits, mode="llm", model=llm.model, latency_ms=_ms_since(start), tokens=completion.tokens,
-        search_query=search_query, dropped_citations=tuple(dropped),
+        hits=result.hits, mode="llm", model=completion.model or llm.model, latency_ms=_ms_since(start),
+        tokens=completion.tokens, search_query=search_query, dropped_citations=tuple(dropped), notes=tuple(notes),
+        language=lang,
     )
 
 
+def _grounding_detail(grounding) -> str:
+    parts = [f"{n} {why}" for why, n in sorted(grounding.removed.items(), key=lambda kv: -kv[1])]
+    return "removed: " + ", ".join(parts) if parts else "nothing left to show"
+
+
+_TEMPLATE_TOKEN = re.compile(r"<\|[^|>\s]{1,40}\|>|</?s>|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>", re.I)
+
+
 async def rewrite_query(llm: LLMClient, question: str) -> str:
-    """An English search query for `question`, or "" when the model's reply is unusable."""
+    """An English search query for `question`, or "" when the model's reply does not look like one.
+
+    Refused: template tokens, a repeated sentence, fewer than 3 or more than 300 characters or 24 words,
+    no Latin letters, or text that is not English (a search query in the question's language is no rewrite).
+    """
     completion = await llm.chat(prompts.rewrite_messages(question), max_tokens=REWRITE_MAX_TOKENS,
                                 temperature=0.0, stream=False)
-    lines = [line for line in _strip_thinking(completion.text).splitlines() if line.strip()]
-    query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
-    query = re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I)
-    if (not query or len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS
-            or not re.search(r"[A-Za-z]", query)):
-        log.info("unusable query rewrite %r; searching with the question as asked", query[:80])
+    reply = _strip_thinking(completion.text)
+    problem = rewrite_problem(reply)
+    if problem:
+        log.info("unusable query rewrite %r (%s); searching with the question as asked", reply[:80], problem)
         return ""
+    query = _rewrite_line(reply)
     log.info("searching for %r instead of the question as asked", query)
     return query
+
+
+def _rewrite_line(reply: str) -> str:
+    lines = [line for line in reply.splitlines() if line.strip()]
+    query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
+    return re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I).strip()
+
+
+def rewrite_problem(reply: str) -> str | None:
+    """Why `reply` is not a usable English search query, or None when it is one."""
+    if _TEMPLATE_TOKEN.search(reply):
+        return "template tokens"
+    query = _rewrite_line(reply)
+    if len(query) < MIN_QUERY_CHARS:
+        return "too short"
+    if len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS:
+        return "too long"
+    if not re.search(r"[A-Za-z]{2}", query):
+        return "no English words"
+    sentences = [" ".join(s.lower().split()) for s in re.split(r"(?<=[.!?])\s+", query) if s.strip()]
+    if len(sentences) != len(set(sentences)):
+        return "a repeated sentence"
+    words = re.findall(r"\w+", query.lower())
+    if len(words) >= 4 and len(set(words)) <= len(words) // 2:
+        return "repeated words"
+    if guess_language(query) != "en":
+        return "not English"
+    return None
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -202,7 +282,7 @@ def validate_answer(raw: str, valid: set[int], max_chars: int = MAX_ANSWER_CHARS
     or when nothing but citations is left.
     """
     dropped: list[int] = []
-    text = _strip_thinking(raw)
+    text = strip_template(_strip_thinking(raw))
     text = _WIDE_CITE.sub(r"[\1]", text)
     text = sanitize(text)
     text = _filter_citations(text, valid, dropped)
@@ -231,7 +311,7 @@ def _preview(on_text: OnText | None, valid: set[int], max_chars: int):
     async def on_delta(raw: str) -> None:
         if state["broken"]:
             return
-        text = _tidy(_filter_citations(sanitize(_WIDE_CITE.sub(r"[\1]", _strip_thinking(raw))), valid, []))
+        text = _tidy(_filter_citations(sanitize(_WIDE_CITE.sub(r"[\1]", strip_template(_strip_thinking(raw)))), valid, []))
         text = _bound(text, max_chars)
         if not text or text == state["last"]:
             return
@@ -245,36 +325,6 @@ def _preview(on_text: OnText | None, valid: set[int], max_chars: int):
             log.warning("the streaming preview failed; the answer continues without it", exc_info=True)
 
     return on_delta
-
-
-# -- language ------------------------------------------------------------------------------
-
-_EN_WORDS = frozenset(
-    "the a an of to in for on and or with how what which who why when where do does did is are was were can "
-    "could should would will be been by from about that this these those than into paper papers model models "
-    "method methods learning use used using any some there their it its as at".split())
-_OTHER_WORDS = frozenset(
-    # French, German, Spanish, Italian, Portuguese, Dutch function words that English does not use
-    "le la les des du une est sont quels quelles quel quelle comment pourquoi avec pour dans sur qui "
-    "der die das den dem ein eine einen ist sind wie welche welcher warum mit für und auf nicht "
-    "el los las del es son cómo como qué cuál cuáles por para con una sobre "
-    "il lo gli della delle sono che perché quali cosa "
-    "os uma são quais porque sobre "
-    "het een zijn hoe welke waarom met voor".split())
-
-
-def looks_english(text: str) -> bool:
-    """A cheap guess, good enough to decide whether to rewrite the question into English first."""
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return True
-    latin = sum(1 for c in letters if c < "\u0250")
-    if latin / len(letters) < 0.7:
-        return False
-    words = re.findall(r"[^\W\d_]+", text.lower())
-    english = sum(w in _EN_WORDS for w in words)
-    other = sum(w in _OTHER_WORDS for w in words)
-    return not (other > english)
 
 
 def _ms_since(start: float) -> float:

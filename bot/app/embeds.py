@@ -210,9 +210,9 @@ def answer_pages(answer: Answer) -> list[Page]:
     """The answer text, then one field per cited paper with its verbatim sentence(s)."""
     title = f"Q: {escape(answer.question)}"
     if answer.abstained:
-        description = messages.ABSTAIN
+        description = messages.text("ABSTAIN", answer.language)
         if answer.hits:
-            description += "\n\n" + messages.ABSTAIN_CLOSEST
+            description += "\n\n" + messages.text("ABSTAIN_CLOSEST", answer.language)
         fields = [_hit_field(n, h, SNIPPET) for n, h in enumerate(answer.hits, start=1)]
         colour = COLOUR_ABSTAIN
     else:
