@@ -269,8 +269,8 @@ class LLMClient:
             raise _Retry(f"HTTP {status}", wait=parse_retry_after(resp.headers.get("retry-after")), server_text=detail)
         if status == 400 and streaming:
             raise _StreamRejected()
-        hint = {401: " (check LLM_API_KEY)", 403: " (check LLM_API_KEY)",
-                404: " (check LLM_BASE_URL and LLM_MODEL)"}.get(status, "")
+        hint = {401: "; check LLM_API_KEY", 403: "; check LLM_API_KEY",
+                404: "; check LLM_BASE_URL and LLM_MODEL"}.get(status, "")
         raise self._error(f"HTTP {status}{hint}", detail)
 
     # -- replies ----------------------------------------------------------------------------
