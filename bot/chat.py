@@ -15,12 +15,14 @@ from bot.app.client import PaperBot
 from bot.harness import Call, Harness, find_button
 from bot.runtime import open_services
 from bot.terminal import render_message
+from bot.text import without_llm_prefix
 from paperbot.settings import Settings
 from retrieval.library import Library
 
 REPL_HELP = """\
 Type a question, or: /search QUERY, /paper LABEL-OR-ID, /about, more (sources of the last answer),
-next / prev (pages of the last search), share, quit."""
+next / prev (pages of the last search), share, quit. Start a question with !nollm (or /ask --no-llm)
+to answer it without the language model."""
 
 
 class _StreamEcho:
@@ -96,8 +98,13 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
                 ex = await h.click(target, label)
                 kind = "search" if label in {"Next", "Previous"} else "click"
             else:
-                question = rest if word == "/ask" else line
-                ex = await h.slash("ask", question=question)
+                question, use_llm = without_llm_prefix(line)
+                if word == "/ask" and use_llm:
+                    question = rest
+                if not question:
+                    print(REPL_HELP, file=out)
+                    continue
+                ex = await h.slash("ask", question=question, **({} if use_llm else {"llm": False}))
                 kind = "answer"
             if streamed is not None:
                 streamed.finish()

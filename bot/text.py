@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from paperbot.messages import text
 from retrieval.types import Answer
 
@@ -29,3 +31,13 @@ def answer_footer(answer: Answer, *, detail: bool = False) -> str:
             reason += f" ({answer.fallback_detail})"
         parts.append(text("FOOTER_FELL_BACK", lang, reason=reason))
     return " · ".join(parts)
+
+
+# "!nollm question", "/ask --no-llm question", "--no-llm question": answer this one without the language model.
+_NO_LLM = re.compile(r"^\s*(?:/ask\s+)?(?:!no-?llm|--no-llm)(?:\s+|$)", re.I)
+
+
+def without_llm_prefix(question: str) -> tuple[str, bool]:
+    """(question without a "!nollm" / "--no-llm" prefix, whether the language model may answer it)."""
+    m = _NO_LLM.match(question)
+    return (question[m.end():].strip(), False) if m else (question, True)

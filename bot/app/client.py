@@ -34,7 +34,9 @@ from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.views import AnswerView
 from bot.runtime import Services, open_services
+from bot.text import without_llm_prefix
 from paperbot import messages
+from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.qa import answer_question
@@ -119,11 +121,16 @@ class PaperBot(discord.Client):
 
     # -- the core, off the event loop ---------------------------------------------------------
 
-    async def answer(self, question: str, preview: StreamingPreview | None = None) -> Answer:
-        """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn."""
+    async def answer(self, question: str, preview: StreamingPreview | None = None, *, use_llm: bool = True,
+                     language: str | None = None) -> Answer:
+        """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn.
+
+        `use_llm=False` answers extractively this once; `language` is that of the fixed text.
+        """
         start = time.perf_counter()
         async with self.work:
-            answer = await answer_question(self.library, question, llm=self.llm, max_chars=embeds.ANSWER_CHARS,
+            answer = await answer_question(self.library, question, llm=self.llm if use_llm else None,
+                                           max_chars=embeds.ANSWER_CHARS, language=language,
                                            on_text=preview.on_text if preview is not None else None)
         if answer.latency_ms is None:
             answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
@@ -179,8 +186,9 @@ class PaperBot(discord.Client):
         question = self.question_in(message)
         if question is None:
             return
+        question, use_llm = without_llm_prefix(question)
         if not question:
-            await reply(message, embeds.text_pages(messages.EMPTY_QUESTION))
+            await reply(message, embeds.text_pages(messages.text("EMPTY_QUESTION", message_language(question))))
             return
         retry = self.limiter.hit(message.author.id)
         if retry is not None:
@@ -189,7 +197,7 @@ class PaperBot(discord.Client):
         preview = StreamingPreview(question, message=message)
         try:
             async with message.channel.typing():
-                answer = await self.answer(question, preview)
+                answer = await self.answer(question, preview, use_llm=use_llm)
         finally:
             await preview.close()
         await reply(message, embeds.answer_pages(answer), view=AnswerView(answer, ephemeral=False),

@@ -14,6 +14,7 @@ from bot.app.checks import admins_only, rate_limited
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
 from bot.app.views import AnswerView, SearchPager
 from paperbot import messages
+from paperbot.language import message_language
 
 if TYPE_CHECKING:
     from bot.app.client import PaperBot
@@ -27,21 +28,24 @@ def _bot(interaction: discord.Interaction) -> PaperBot:
 
 
 @app_commands.command(name="ask", description="Ask a question; the answer quotes the abstracts it relies on.")
-@app_commands.describe(question="Your question about the papers", private="Only you see the answer (default: no)")
+@app_commands.describe(question="Your question about the papers", private="Only you see the answer (default: no)",
+                       llm="Let the language model summarize, when one is configured (default: yes)")
 @app_commands.check(rate_limited)
 async def ask(interaction: discord.Interaction, question: app_commands.Range[str, 1, QUESTION_MAX],
-              private: bool = False) -> None:
+              private: bool = False, llm: bool = True) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = question.strip()
+    lang = message_language(question, str(interaction.locale))
     if not question:
-        await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
+        await respond(interaction, embeds.text_pages(messages.text("EMPTY_QUESTION", lang)), ephemeral=private)
         return
-    preview = StreamingPreview(question, interaction=interaction)
+    preview = StreamingPreview(question, interaction=interaction) if llm else None
     try:
-        answer = await bot.answer(question, preview)
+        answer = await bot.answer(question, preview, use_llm=llm, language=lang)
     finally:
-        await preview.close()
+        if preview is not None:
+            await preview.close()
     await respond(interaction, embeds.answer_pages(answer), ephemeral=private,
                   view=AnswerView(answer, ephemeral=private))
 

@@ -142,12 +142,13 @@ class Harness:
             await asyncio.wait(pending, timeout=left)
 
     def slash_payload(self, name: str, *, user: dict | None = None, dm: bool = False, roles: Iterable[int] = (),
-                      permissions: int = MEMBER_PERMS, **options: Any) -> dict:
+                      permissions: int = MEMBER_PERMS, locale: str = "en-US", **options: Any) -> dict:
         command = self._command(name)
         data = {"id": str(self.payloads.next_id()), "name": name, "type": 1, "options": self.payloads.options(command, options)}
         if not dm:
             data["guild_id"] = str(GUILD_ID)
-        return self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions)
+        return self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions,
+                                         locale=locale)
 
     async def slash(self, name: str, **kwargs: Any) -> Exchange:
         """Invoke /name with options, as a user in the lab server (dm=True: in a DM)."""

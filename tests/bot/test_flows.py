@@ -247,7 +247,7 @@ async def test_unexpected_error_shows_a_short_message_and_logs_the_traceback(mak
 async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypatch):
     real = client.answer_question
 
-    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None):
+    async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, language=None):
         text = ""
         for word in ["Masks", " match", " full", " fine-tuning", " [1]."] * 4:
             text += word
