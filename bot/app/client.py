@@ -32,6 +32,7 @@ from bot.app.commands import register
 from bot.app.errors import report_interaction_error, report_message_error
 from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
+from bot.app.translate import PaperTranslator
 from bot.app.views import AnswerView
 from bot.runtime import Services, open_services
 from bot.text import without_llm_prefix
@@ -96,6 +97,7 @@ class PaperBot(discord.Client):
     # -- lifecycle -----------------------------------------------------------------------
 
     async def setup_hook(self) -> None:
+        await self.tree.set_translator(PaperTranslator())  # command names and descriptions in Chinese too
         await self.papers()  # autocomplete answers from memory from the first keystroke
         if self.sync_commands:
             await self._sync_commands()

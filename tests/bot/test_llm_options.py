@@ -104,3 +104,40 @@ def test_chat_nollm_prefix_answers_without_the_llm(library, tmp_path, endpoint):
                     out=out, library=library)
     assert code == 0 and endpoint.requests == []
     assert "mode: extractive" in out.getvalue() and "fell back" not in out.getvalue()
+
+
+async def test_commands_are_translated_into_chinese(make_bot):
+    import discord
+
+    from bot.app import messages as bot_messages
+    from bot.app.translate import PaperTranslator
+
+    bot = make_bot()
+    translator = PaperTranslator()
+    await bot.tree.set_translator(translator)
+    payloads = {c.name: await c.get_translated_payload(bot.tree, translator) for c in bot.tree.get_commands()}
+    ask = payloads["ask"]
+    assert ask["name_localizations"] == {"zh-CN": "提问", "zh-TW": "提问"}
+    assert ask["description_localizations"]["zh-CN"] == bot_messages.COMMANDS_ZH[ask["description"]]
+    options = {o["name"]: o for o in ask["options"]}
+    assert options["llm"]["name_localizations"]["zh-CN"] == "语言模型"
+    assert options["question"]["description_localizations"]["zh-CN"] == "关于论文的问题"
+    for name, payload in payloads.items():  # every command and option is covered, and names are valid
+        assert "zh-CN" in payload["name_localizations"] and "zh-CN" in payload["description_localizations"], name
+        for option in payload.get("options", []):
+            assert "zh-CN" in option["name_localizations"] and "zh-CN" in option["description_localizations"]
+    assert discord.Locale.chinese.value == "zh-CN"
+
+
+async def test_errors_follow_the_locale_and_the_question(make_bot, stub_library, monkeypatch):
+    def broken(query, k=None):
+        raise RuntimeError("chroma exploded")
+
+    monkeypatch.setattr(stub_library, "search", broken)
+    async with Harness(make_bot()) as h:
+        by_locale = await h.slash("ask", question="12345", locale="zh-CN")
+        by_question = await h.dm("掩码微调怎么做？")
+        english = await h.slash("ask", question=QUESTION, locale="zh-TW")
+    assert by_locale.calls[-1].json["content"] == messages.ZH["INTERNAL_ERROR"]
+    assert by_question.sends[-1].json["content"] == messages.ZH["INTERNAL_ERROR"]
+    assert english.calls[-1].json["content"] == messages.INTERNAL_ERROR
