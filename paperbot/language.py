@@ -37,13 +37,19 @@ _SCRIPTS = (  # (language, character ranges); checked in order
 )
 
 
+_CJK = re.compile("[\u3040-\u30ff\uac00-\ud7af\u4e00-\u9fff\u3400-\u4dbf]")
+
+
 def guess_language(text: str) -> str:
     """'en', 'zh', 'ja', 'ko', …, 'latin' (a Latin-script language other than English), or 'en' for no letters."""
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return "en"
     latin = sum(1 for c in letters if c < "\u0250")
-    if latin / len(letters) < 0.7:
+    # A Chinese, Japanese or Korean character carries about a word: weigh it like one (≈ 4 Latin letters),
+    # so "HopChain 发现 CoT 推理会暴露 hallucination 错误" is Chinese with English terms, not English.
+    cjk = len(_CJK.findall(text))
+    if latin / (len(letters) + 3 * cjk) < 0.7:
         rest = "".join(c for c in letters if c >= "\u0250")
         counts = {lang: len(re.findall(f"[{ranges}]", rest)) for lang, ranges in _SCRIPTS}
         lang = max(counts, key=counts.get)
