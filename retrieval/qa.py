@@ -31,7 +31,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from paperbot import messages
@@ -39,7 +39,7 @@ from paperbot.errors import LLMError
 from paperbot.language import guess_language, looks_english, message_language
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
-from retrieval.grounding import Passage, ground_reply, strip_template
+from retrieval.grounding import Embed, Grounding, Passage, ground_reply, strip_template
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 from retrieval.types import Answer
@@ -112,22 +112,13 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
         completion = await llm.chat(messages_, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
         return fallback("LLM_PAUSED" if exc.paused else "LLM_FAILED", exc.detail)
-    raw = completion.text
-    if completion.finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
-        raw = _complete_sentences(strip_template(_strip_thinking(raw)))
-    text, used, dropped = validate_answer(raw, valid, max_chars)
-    if not used:
-        return fallback("LLM_NO_CITATION", _no_citation_reason(dropped, valid))
     passages = [Passage.of(c.n, c.label, c.quote) for c in citations]
     embedder = getattr(library, "embedder", None)
-    grounding = await asyncio.to_thread(ground_reply, text, passages, embedder.encode if embedder else None)
-    if grounding.removed or grounding.recited:
-        log.info("grounding of the LLM's answer: removed %s, re-cited %d", grounding.removed, grounding.recited)
-    if not grounding.text:
-        problem = grounding.problem or "empty"
-        return fallback(_GROUNDING_REASONS.get(problem, "LLM_UNGROUNDED"), _grounding_detail(grounding))
-    text = _bound(grounding.text, max_chars)
-    used = [n for n in grounding.used if n in valid]
+    verdict = await asyncio.to_thread(judge_reply, completion.text, passages, embedder.encode if embedder else None,
+                                      finish_reason=completion.finish_reason, max_chars=max_chars)
+    if verdict.reason:
+        return fallback(verdict.reason, verdict.detail)
+    text, used, dropped = verdict.text, verdict.used, verdict.dropped
     asked_in = guess_language(question)
     if asked_in != "en" and guess_language(re.sub(r"\[\d+\]", "", text)) == "en":
         log.info("the LLM answered a %s question in English", asked_in)
@@ -138,6 +129,40 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
         tokens=completion.tokens, search_query=search_query, dropped_citations=tuple(dropped), notes=tuple(notes),
         language=lang,
     )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to show of a reply: `text` citing `used`, or nothing, with `reason` (a messages name) and `detail`."""
+
+    text: str
+    used: list[int]
+    dropped: list[int]
+    reason: str | None = None
+    detail: str = ""
+    grounding: Grounding | None = None
+
+
+def judge_reply(raw: str, passages: list[Passage], embed: Embed | None, *, finish_reason: str | None = None,
+                max_chars: int = MAX_ANSWER_CHARS) -> Verdict:
+    """The model's reply made safe and checked: sanitized, valid citations only, grounded sentences only.
+
+    Pure (the embedder aside), so benchmarks/llm_grounding.py measures exactly what users get.
+    """
+    if finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
+        raw = _complete_sentences(strip_template(_strip_thinking(raw)))
+    valid = {p.n for p in passages}
+    text, used, dropped = validate_answer(raw, valid, max_chars)
+    if not used:
+        return Verdict("", [], dropped, "LLM_NO_CITATION", _no_citation_reason(dropped, valid))
+    grounding = ground_reply(text, passages, embed)
+    if grounding.removed or grounding.recited:
+        log.info("grounding of the LLM's answer: removed %s, re-cited %d", grounding.removed, grounding.recited)
+    if not grounding.text:
+        reason = _GROUNDING_REASONS.get(grounding.problem or "empty", "LLM_UNGROUNDED")
+        return Verdict("", [], dropped, reason, _grounding_detail(grounding), grounding)
+    text = _bound(grounding.text, max_chars)
+    return Verdict(text, [n for n in grounding.used if n in valid], dropped, grounding=grounding)
 
 
 def _grounding_detail(grounding) -> str:
