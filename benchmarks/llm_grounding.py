@@ -25,6 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -114,7 +116,8 @@ def load_scripted() -> list[dict]:
 def measure(cases: list[dict], embed, verbose: bool = False) -> dict:
     counts = {"good": [0, 0], "garbage": [0, 0], "miscited": [0, 0]}
     for case in cases:
-        verdict = judge_reply(case["answer"], case["passages"], embed, finish_reason=case["finish"])
+        verdict = judge_reply(case["answer"], case["passages"], embed, question=case["question"],
+                              finish_reason=case["finish"])
         shown = bool(verdict.text)
         label = case["label"]
         if label == "miscited":
@@ -154,7 +157,15 @@ def main() -> int:
 
     from ingest.embed import Embedder
 
-    embed = Embedder().encode
+    embedder = Embedder()
+    cache: dict[str, np.ndarray] = {}
+
+    def embed(texts: list[str]) -> np.ndarray:  # each text once: the sweep judges every reply many times
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, embedder.encode(missing)))
+        return np.stack([cache[t] for t in texts])
+
     sets = {"recorded": load_recorded(), "scripted": load_scripted()}
     sets["all"] = sets["recorded"] + sets["scripted"]
     print(f"SUPPORT_THRESHOLD={grounding.SUPPORT_THRESHOLD} RECITE_MARGIN={grounding.RECITE_MARGIN}; "
@@ -166,9 +177,8 @@ def main() -> int:
         default = grounding.SUPPORT_THRESHOLD
         for threshold in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
             grounding.SUPPORT_THRESHOLD = threshold
-            grounding.ground_reply.__kwdefaults__["threshold"] = threshold
             print(line(f"t={threshold:.2f}", measure(sets["all"], embed)))
-        grounding.ground_reply.__kwdefaults__["threshold"] = default
+        grounding.SUPPORT_THRESHOLD = default
     return 0
 
 

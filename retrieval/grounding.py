@@ -34,7 +34,7 @@ import numpy as np
 from paperbot.language import guess_language
 from retrieval import prompts
 
-SUPPORT_THRESHOLD = 0.5  # calibrated: benchmarks/llm_grounding.py
+SUPPORT_THRESHOLD = 0.6  # calibrated: benchmarks/llm_grounding.py (docs/llm.md)
 RECITE_MARGIN = 0.25  # another passage must support a sentence this much better to take its citation
 MIN_WORDS = 3  # content words a checked sentence needs; shorter ones are filler ("Yes [1].")
 
@@ -213,9 +213,15 @@ class Grounding:
         return max(self.removed, key=self.removed.get) if self.removed else "empty"
 
 
-def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = None, *,
-                 threshold: float = SUPPORT_THRESHOLD, margin: float = RECITE_MARGIN) -> Grounding:
-    """Keep the sentences of `text` (already sanitized, citations already valid) that their passage supports."""
+def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = None, *, question: str = "",
+                 threshold: float | None = None, margin: float | None = None) -> Grounding:
+    """Keep the sentences of `text` (already sanitized, citations already valid) that their passage supports.
+
+    Words of `question` do not count as support: a sentence must bring something the passage says.
+    """
+    threshold = SUPPORT_THRESHOLD if threshold is None else threshold
+    margin = RECITE_MARGIN if margin is None else margin
+    asked = frozenset(content_words(question))
     g = Grounding(text="")
     body, echoed = remove_echo(text, [p.label for p in passages])
     g.count("echo", echoed)
@@ -244,8 +250,8 @@ def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = N
         cited = [n for n in dict.fromkeys(int(x) for x in _CITE.findall(sentence)) if n in by_n]
         bare = _CITE.sub("", sentence).strip()
         english = guess_language(bare) == "en"
-        if english and len(content_words(bare)) < MIN_WORDS:
-            g.count("filler")
+        if english and (len(content_words(bare)) < MIN_WORDS or not content_words(bare) - asked):
+            g.count("filler")  # too short, or only the question's words
             continue
         if not english and not content_words(bare, latin_only=True):
             # Nothing to check it by (no name, term or number in common is possible): kept only beside
@@ -256,13 +262,13 @@ def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = N
                 g.count("uncited")
             continue
         cos = cosines[i] if english and cosines is not None else None
-        scores = {p.n: _score(bare, [p], cos, english) for p in passages}
+        scores = {p.n: _score(bare, [p], cos, english, asked) for p in passages}
         best = max(scores, key=scores.get)
-        together = _score(bare, [by_n[n] for n in cited], cos, english) if cited else 0.0
+        together = 0.0
         # A passage cited beside others must contribute; alone, it must support the sentence.
         good = [n for n in cited if scores[n] >= (threshold if len(cited) == 1 else threshold / 2)]
         if len(good) > 1:
-            together = _score(bare, [by_n[n] for n in good], cos, english)
+            together = _score(bare, [by_n[n] for n in good], cos, english, asked)
         elif good:
             together = scores[good[0]]
         g.scores.append((sentence, cited[0] if cited else None, together))
@@ -281,9 +287,13 @@ def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = N
     return g
 
 
-def _score(sentence: str, cited: Sequence[Passage], cosines: dict[int, float] | None, english: bool) -> float:
-    """How well `cited` (together) support `sentence`: max(lexical, (lexical + best cosine) / 2)."""
-    words = content_words(sentence, latin_only=not english)
+def _score(sentence: str, cited: Sequence[Passage], cosines: dict[int, float] | None, english: bool,
+           asked: frozenset[str] = frozenset()) -> float:
+    """How well `cited` (together) support `sentence`: max(lexical, (lexical + best cosine) / 2).
+
+    lexical: the share of the sentence's content words, other than the question's, found in the passages.
+    """
+    words = content_words(sentence, latin_only=not english) - asked
     if not words or not cited:
         return 0.0
     covered = frozenset().union(*(p.words for p in cited))

@@ -115,7 +115,8 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     passages = [Passage.of(c.n, c.label, c.quote) for c in citations]
     embedder = getattr(library, "embedder", None)
     verdict = await asyncio.to_thread(judge_reply, completion.text, passages, embedder.encode if embedder else None,
-                                      finish_reason=completion.finish_reason, max_chars=max_chars)
+                                      question=question, finish_reason=completion.finish_reason,
+                                      max_chars=max_chars)
     if verdict.reason:
         return fallback(verdict.reason, verdict.detail)
     text, used, dropped = verdict.text, verdict.used, verdict.dropped
@@ -143,8 +144,8 @@ class Verdict:
     grounding: Grounding | None = None
 
 
-def judge_reply(raw: str, passages: list[Passage], embed: Embed | None, *, finish_reason: str | None = None,
-                max_chars: int = MAX_ANSWER_CHARS) -> Verdict:
+def judge_reply(raw: str, passages: list[Passage], embed: Embed | None, *, question: str = "",
+                finish_reason: str | None = None, max_chars: int = MAX_ANSWER_CHARS) -> Verdict:
     """The model's reply made safe and checked: sanitized, valid citations only, grounded sentences only.
 
     Pure (the embedder aside), so benchmarks/llm_grounding.py measures exactly what users get.
@@ -155,7 +156,7 @@ def judge_reply(raw: str, passages: list[Passage], embed: Embed | None, *, finis
     text, used, dropped = validate_answer(raw, valid, max_chars)
     if not used:
         return Verdict("", [], dropped, "LLM_NO_CITATION", _no_citation_reason(dropped, valid))
-    grounding = ground_reply(text, passages, embed)
+    grounding = ground_reply(text, passages, embed, question=question)
     if grounding.removed or grounding.recited:
         log.info("grounding of the LLM's answer: removed %s, re-cited %d", grounding.removed, grounding.recited)
     if not grounding.text:

@@ -79,9 +79,13 @@ class Page:
 # -- text primitives -------------------------------------------------------------------
 
 
+_CHANNEL_MENTION = re.compile(r"<#(\d{15,21})>")
+
+
 def escape(text: str) -> str:
-    """Text from a user or an abstract, made inert: no markdown, no mentions."""
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    """Text from a user or an abstract, made inert: no markdown, no mentions (channel links included)."""
+    text = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    return _CHANNEL_MENTION.sub("<#\u200b\\1>", text)
 
 
 def _cut_at(text: str, limit: int) -> int:

@@ -214,7 +214,9 @@ def test_invalid_citation_is_removed_and_valid_ones_kept(library, endpoint, base
 
 
 def test_mentions_links_and_images_are_neutralized(library, endpoint):
-    endpoint.enqueue(Reply.answer("@everyone @here <@123> <@!45> <@&678> <#910> look: long chain-of-thought "
+    # Snowflake ids (17-20 digits) are what Discord resolves; shorter ones are plain text.
+    endpoint.enqueue(Reply.answer("@everyone @here <@123456789012345678> <@!123456789012345679> "
+                                  "<@&123456789012345680> <#123456789012345681> look: long chain-of-thought "
                                   "reasoning exposes diverse failure modes, including perception, reasoning, "
                                   "knowledge and hallucination errors [1] "
                                   "[details](https://evil.example/x) ![pic](http://evil.example/p.png) "
