@@ -94,14 +94,24 @@ _PROMPT_LINES = [set(_words(line)) for line in (prompts.SYSTEM + "\n" + prompts.
                  if len(_words(line)) >= 4]
 
 
-def _echoes_prompt(line: str, labels: Sequence[str]) -> bool:
-    """A line that reproduces the prompt: a passage line ("[2] Label: …"), a "Question:" line, a rule."""
+def _squash(text: str) -> str:
+    return " ".join(_words(text.replace("…", " ")))
+
+
+def _echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
+    """A line that reproduces the prompt: a passage line ("[2] Label: …", or "[2]" and the start of the label
+    or of the passage), a "Question:" line, a rule."""
     bare = line.strip().lstrip("-*• ").strip()
     if _ECHO_LINE.match(bare):
         return True
-    m = re.match(r"^\[\d{1,3}\]\s*(.{1,120}?)\s*:", bare)
-    if m and any(m.group(1).strip().lower() == label.strip().lower() for label in labels):
-        return True
+    m = re.match(r"^\[\d{1,3}\]\s*(.+)$", bare)
+    if m:
+        rest = _squash(m.group(1))
+        for p in passages:
+            for start in (_squash(p.label), _squash(p.text)):
+                head = start[:40].rsplit(" ", 1)[0] if len(start) > 40 else start
+                if head and len(head) >= 6 and rest.startswith(head):
+                    return True
     words = set(_words(bare))
     if len(words) >= 4:
         for prompt_line in _PROMPT_LINES:
@@ -110,11 +120,11 @@ def _echoes_prompt(line: str, labels: Sequence[str]) -> bool:
     return False
 
 
-def remove_echo(text: str, labels: Sequence[str]) -> tuple[str, int]:
+def remove_echo(text: str, passages: Sequence[Passage]) -> tuple[str, int]:
     """(text without echoed prompt lines, how many lines were removed)."""
     kept, removed = [], 0
     for line in text.split("\n"):
-        if line.strip() and _echoes_prompt(line, labels):
+        if line.strip() and _echoes_prompt(line, passages):
             removed += 1
             continue
         kept.append(line)
@@ -223,7 +233,7 @@ def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = N
     margin = RECITE_MARGIN if margin is None else margin
     asked = frozenset(content_words(question))
     g = Grounding(text="")
-    body, echoed = remove_echo(text, [p.label for p in passages])
+    body, echoed = remove_echo(text, passages)
     g.count("echo", echoed)
     placeholders = len(_PLACEHOLDER.findall(body))
     body = _PLACEHOLDER.sub("", body)

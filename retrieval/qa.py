@@ -107,7 +107,8 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
 
     citations = citations_for(result.hits)
     valid = {c.n for c in citations}
-    messages_ = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations])
+    asked_in = guess_language(question)
+    messages_ = prompts.answer_messages(question, [(c.n, c.label, c.quote) for c in citations], asked_in)
     try:
         completion = await llm.chat(messages_, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
@@ -120,7 +121,6 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     if verdict.reason:
         return fallback(verdict.reason, verdict.detail)
     text, used, dropped = verdict.text, verdict.used, verdict.dropped
-    asked_in = guess_language(question)
     if asked_in != "en" and guess_language(re.sub(r"\[\d+\]", "", text)) == "en":
         log.info("the LLM answered a %s question in English", asked_in)
         notes.append(messages.text("LANGUAGE_IGNORED", lang))
@@ -217,7 +217,17 @@ def rewrite_problem(reply: str) -> str | None:
         return "repeated words"
     if guess_language(query) != "en":
         return "not English"
+    if _CHATTY.search(query):
+        return "an answer, not a query"
+    if len(re.findall(r"[.!?](?:\s|$)", query)) > 1:
+        return "more than one sentence"
     return None
+
+
+# A reply that talks (to the user, about the question or its answer) is no search query.
+_CHATTY = re.compile(r"^(?:the answer|answer|sure|here is|here's|yes|no|to (?:re)?(?:frame|phrase|answer))\b"
+                     r"|\b(?:I|I'd|I'm|I'll|you|your|the answer|this question|the question|rephras\w*|reframe\w*)\b",
+                     re.I)
 
 
 # -- validation ------------------------------------------------------------------------------

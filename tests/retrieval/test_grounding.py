@@ -72,6 +72,9 @@ def test_good_answers_are_kept_whole(text, with_embedder, embed):
 
 @pytest.mark.parametrize("with_embedder", [False, True])
 @pytest.mark.parametrize("text, problem", [
+    ("[1] HopChain: We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes", "echo"),
+    ("[1] We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes [1].", "echo"),
+    ("[2] NV-CoT lets MLLMs reason over images.\n\nQuestion: chain-of-thought\n\nAnswer: [n]", "echo"),
     ("Passages:\n" + prompts.passage_block([(1, *P1), (2, *P2)]) + f"\n\nQuestion: {QUESTION}", "echo"),
     (prompts.passage_block([(1, *P1)]), "echo"),
     ("Use only the numbered passages in the user message. Do not use outside knowledge.", "echo"),
@@ -127,6 +130,15 @@ def test_a_sentence_that_cannot_be_checked_needs_a_checked_neighbour():
     ("ok", "too short"),
     ("reasoning reasoning reasoning reasoning reasoning", "repeated words"),
     (" ".join(["word"] * 30), "too long"),
+    # replies recorded from SmolLM2-135M (tests/data/llm_recordings)
+    ('The answer is: "No."', "an answer, not a query"),
+    ("To reframe the question, I'd suggest rephrasing it to: \"How can you reframe a question?\"",
+     "an answer, not a query"),
+    ("El módulos LoRA deberían entrenarse durante el post-entrenamiento con aprendizaje por refuerdo.",
+     "not English"),
+    ("The answer to this question is: The answer to this question is: The answer", "repeated words"),
+    ("Masked fine-tuning works. It matches full fine-tuning.", "more than one sentence"),
+    ("question answering with retrieval", None),
 ])
 def test_rewrite_problem(reply, problem):
     assert rewrite_problem(reply) == problem
@@ -183,3 +195,11 @@ def test_a_chinese_question_answered_in_english_says_so(library, endpoint):
                      Reply.answer("HopChain 发现长链 CoT 推理会暴露 perception 和 hallucination 错误 [1]。"))
     answer = ask(library, endpoint, QUESTION_ZH)
     assert answer.mode == "llm" and answer.notes == () and answer.language == "zh"
+
+
+def test_a_chinese_question_asks_for_a_chinese_answer(library, endpoint):
+    endpoint.enqueue(Reply.answer("chain-of-thought reasoning"), Reply.answer(GOOD_1))
+    ask(library, endpoint, QUESTION_ZH)
+    user = endpoint.requests[1]["body"]["messages"][1]["content"]
+    assert user.endswith(prompts.IN_LANGUAGE.format(language="Chinese"))
+    assert prompts.IN_LANGUAGE.format(language="Chinese") not in prompts.answer_messages("q", [(1, "A", "x")])[1]["content"]
