@@ -54,6 +54,10 @@ _ROLE_LINE = re.compile(r"^\s*(?:#+\s*)?(?:user|assistant|system|model|human|ai)
 _ROLE_PREFIX = re.compile(r"^\s*(?:\*\*)?(?:user|human)(?:\*\*)?\s*:", re.I)
 _ANSWER_PREFIX = re.compile(r"^\s*(?:\*\*)?(?:assistant|answer|model|response|回答|答案)(?:\*\*)?\s*[:：]\s*", re.I)
 _ECHO_LINE = re.compile(r"^\s*(?:\*\*)?(?:passages?|question|rules|context|sources?|问题)(?:\*\*)?\s*[:：]", re.I)
+# Talk about the prompt or the conversation rather than the papers: "The passage is about…", "I'm ready to help".
+_META = re.compile(r"^\W*(?:the|this|these|that)\s+(?:passage|passages|answer|question|text|context|prompt)s?\b"
+                   r"|\b(?:I'm|I am|I'll|I will|let me|feel free|happy to help|ready to assist|as an AI)\b"
+                   r"|\bpassage list\b", re.I)
 _PLACEHOLDER = re.compile(r"\s?\[\s*(?:n|N|x|X|k|i|#|number|num|citation|cite|ref|source|passage)\s*\]")
 _CITE = re.compile(r"\[(\d{1,3})\]")
 
@@ -104,6 +108,13 @@ def _echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
     bare = line.strip().lstrip("-*• ").strip()
     if _ECHO_LINE.match(bare):
         return True
+    head = re.match(r"^(?:\[\d{1,3}\]\s*)?(.{1,200}?)\s*:", bare)  # "[2] Label:" or "Label:", as listed
+    if head:
+        named = _squash(head.group(1))
+        for p in passages:
+            label = _squash(p.label)
+            if label and (named == label or (len(named) >= 6 and label.startswith(named))):
+                return True
     m = re.match(r"^\[\d{1,3}\]\s*(.+)$", bare)
     if m:
         rest = _squash(m.group(1))
@@ -260,6 +271,9 @@ def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = N
         cited = [n for n in dict.fromkeys(int(x) for x in _CITE.findall(sentence)) if n in by_n]
         bare = _CITE.sub("", sentence).strip()
         english = guess_language(bare) == "en"
+        if _META.search(bare):
+            g.count("echo")
+            continue
         if english and (len(content_words(bare)) < MIN_WORDS or not content_words(bare) - asked):
             g.count("filler")  # too short, or only the question's words
             continue

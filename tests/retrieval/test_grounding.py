@@ -75,6 +75,13 @@ def test_good_answers_are_kept_whole(text, with_embedder, embed):
     ("[1] HopChain: We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes", "echo"),
     ("[1] We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes [1].", "echo"),
     ("[2] NV-CoT lets MLLMs reason over images.\n\nQuestion: chain-of-thought\n\nAnswer: [n]", "echo"),
+    # shapes of real SmolLM2-135M replies (tests/data/llm_recordings): the passage list copied or reworded
+    # under its labels, talk about the passages, labels alone
+    ("[1] HopChain: Long chain-of-thought reasoning exposes diverse failure modes.\n[2] NV-CoT: MLLMs reason "
+     "over images using continuous numerical coordinates.", "echo"),
+    ("NV-CoT: In this paper, we propose a framework called NV-CoT that lets MLLMs reason over images [2].", "echo"),
+    ("The passage is about long chain-of-thought reasoning and its failure modes, a key aspect [1].", "echo"),
+    ("[1] HopChain: [2] NV-CoT: [3] ThinkSafe: [4]\n\nI'm ready to assist with any questions you have.", "echo"),
     ("Passages:\n" + prompts.passage_block([(1, *P1), (2, *P2)]) + f"\n\nQuestion: {QUESTION}", "echo"),
     (prompts.passage_block([(1, *P1)]), "echo"),
     ("Use only the numbered passages in the user message. Do not use outside knowledge.", "echo"),
