@@ -17,13 +17,15 @@ from bot.app.client import PaperBot
 from bot.harness import Call, Harness, find_button
 from bot.runtime import open_services
 from bot.terminal import render_message
+from bot.text import without_llm_prefix
 from paperbot.settings import Settings
 from retrieval.library import Library
 
 REPL_HELP = """\
 Type a question (follow-ups such as "[2]" or "and for vision models?" continue the conversation), or:
 /ask QUESTION (a fresh question), /search QUERY, /paper LABEL-OR-ID, /about, more (sources of the last answer),
-next / prev (pages of the last search), share, quit."""
+next / prev (pages of the last search), share, quit. Start a question with !nollm (or /ask --no-llm)
+to answer it without the language model."""
 
 
 class _StreamEcho:
@@ -99,11 +101,16 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
                     continue
                 ex = await h.click(target, label)
                 kind = "search" if label in {"Next", "Previous"} else "click"
-            elif word == "/ask":
-                ex = await h.slash("ask", question=rest)
+            elif word == "/ask":  # a fresh question; "/ask --no-llm QUESTION" without the language model
+                question, use_llm = without_llm_prefix(line)
+                question = rest if use_llm else question
+                if not question:
+                    print(REPL_HELP, file=out)
+                    continue
+                ex = await h.slash("ask", question=question, **({} if use_llm else {"llm": False}))
                 kind = "answer"
             else:
-                ex = await h.dm(line)  # a DM: the session is one conversation
+                ex = await h.dm(line)  # a DM: the session is one conversation ("!nollm …" works here too)
                 kind = "answer"
             if streamed is not None:
                 streamed.finish()

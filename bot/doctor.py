@@ -5,7 +5,9 @@
     ✓ store              opens, and was built with the configured model
     ✓ contents           papers and chunks, every paper complete
     ✓ keyword index      built from the store, covering every chunk at a stable content version
-    ✓ LLM endpoint       answers GET {base}/models (when LLM_BASE_URL is set)
+    ✓ LLM endpoint       answers GET {base}/models and lists its models (when LLM_BASE_URL is set);
+                         ! (a warning, not a failure) when LLM_MODEL is not among them: many servers
+                         (llama-server) answer under any name
     ✓ Discord token      has the shape of a bot token (never printed)
 
 The store is opened in a child process (``python -m bot.doctor --probe-store``),
@@ -40,7 +42,7 @@ from paperbot.settings import Secret, Settings, StoreSettings
 
 log = logging.getLogger(__name__)
 
-OK, FAIL = "✓", "✗"
+OK, FAIL, WARN = "✓", "✗", "!"
 PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may take at least (a cold start imports chromadb)
 LLM_CHECK_TIMEOUT = 5.0
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
@@ -54,10 +56,12 @@ class Check:
     ok: bool
     detail: str
     hint: str = ""
+    warning: bool = False  # passes, but worth a look (shown with "!" and its hint)
 
     def line(self) -> str:
-        text = f"{OK if self.ok else FAIL} {self.name}: {self.detail}"
-        return f"{text} → {self.hint}" if self.hint and not self.ok else text
+        mark = FAIL if not self.ok else WARN if self.warning else OK
+        text = f"{mark} {self.name}: {self.detail}"
+        return f"{text} → {self.hint}" if self.hint and (not self.ok or self.warning) else text
 
 
 def run_doctor(settings: Settings, *, embedder=None, out: Callable[[str], None] | None = None) -> int:
@@ -265,8 +269,7 @@ def check_llm(settings: Settings) -> Check:
 
     from retrieval.llm import _public_url
 
-    chat = cfg.chat_url
-    models_url = chat.removesuffix("/chat/completions") + "/models"
+    models_url = cfg.models_url
     shown = _public_url(models_url)
     headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
     timeout = httpx.Timeout(min(LLM_CHECK_TIMEOUT, cfg.read_timeout), connect=min(cfg.connect_timeout,
@@ -289,10 +292,13 @@ def check_llm(settings: Settings) -> Check:
         ids = [m.get("id") for m in resp.json().get("data", []) if isinstance(m, dict)]
     except (ValueError, AttributeError):
         ids = []
+    served = ", ".join(map(str, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
     if ids and cfg.model not in ids:
-        return Check("LLM endpoint", False, f"{shown} answers, but does not serve LLM_MODEL={cfg.model!r} "
-                     f"(it serves {', '.join(map(str, ids[:5]))})", "set LLM_MODEL to one of those")
-    return Check("LLM endpoint", True, f"{_public_url(cfg.base_url or '')} answers; model {cfg.model!r}")
+        return Check("LLM endpoint", True, f"{shown} answers and serves {served}; LLM_MODEL={cfg.model!r} is not "
+                     "among them", "servers such as llama-server answer under any name; others refuse it "
+                     "(HTTP 404): if answers fall back, set LLM_MODEL to one of those", warning=True)
+    listed = f"; it serves {served}" if ids else ""
+    return Check("LLM endpoint", True, f"{_public_url(cfg.base_url or '')} answers; model {cfg.model!r}{listed}")
 
 
 def check_token(settings: Settings) -> Check:

@@ -47,9 +47,11 @@ def open_library(settings: Settings, embedder: Embedder | None = None) -> Iterat
 
 @asynccontextmanager
 async def open_services(settings: Settings, *, use_llm: bool = True, library: Library | None = None,
-                        ingest_if_empty: bool = False, warm_up: bool = False,
+                        ingest_if_empty: bool = False, warm_up: bool = False, one_shot: bool = False,
                         progress: Progress | None = None) -> AsyncIterator[Services]:
     """Open the library (or use the given one, which the caller closes) and the LLM client.
+
+    `one_shot` (one question, then exit: `paperbot ask`) turns the LLM client's cool-down off.
 
     `ingest_if_empty` ingests the configured corpus into an empty store first;
     `warm_up` loads the model and the keyword index before the first question.
@@ -71,7 +73,7 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
 
             cfg = settings.llm
             http = httpx.AsyncClient(timeout=httpx.Timeout(cfg.read_timeout, connect=cfg.connect_timeout))
-            llm = LLMClient(cfg, http)
+            llm = LLMClient(cfg, http, breaker=not one_shot)
         yield Services(settings=settings, library=library, llm=llm)
     finally:
         if http is not None:

@@ -63,23 +63,25 @@ def render_search_text(result: SearchResult) -> str:
 
 
 def render_answer_text(answer: Answer) -> str:
+    """The answer, its sources and its footer; fixed text in the answer's language."""
+    lang = answer.language
     lines = [f"Q: {answer.question}", *_filter_lines(answer.filters), ""]
     if answer.notice:
         lines.append(answer.notice)
         return "\n".join(lines)
     if answer.abstained:
-        lines.append(messages.ABSTAIN)
+        lines.append(messages.text("ABSTAIN", lang))
         if answer.hits:
-            lines += ["", messages.ABSTAIN_CLOSEST]
+            lines += ["", messages.text("ABSTAIN_CLOSEST", lang)]
             for n, h in enumerate(answer.hits, start=1):
                 lines += _hit_lines(n, h)
-        return "\n".join(lines)
-    lines += wrap(readable(answer.text))
-    lines += ["", "Sources:"]
-    for c in answer.citations:
-        lines += [f"[{c.n}] {title_of(c.paper)}", detail_line(c.paper)]
-        lines += _quoted(c.quote)
-    lines += ["", answer_footer(answer)]
+    else:
+        lines += wrap(readable(answer.text))
+        lines += ["", messages.text("SOURCES", lang)]
+        for c in answer.citations:
+            lines += [f"[{c.n}] {title_of(c.paper)}", detail_line(c.paper)]
+            lines += _quoted(c.quote)
+    lines += ["", answer_footer(answer, detail=True)]
     return "\n".join(lines)
 
 

@@ -1,32 +1,55 @@
-"""Plain-text pieces every front end shows the same way: the answer's footer, LaTeX made readable."""
+"""Plain-text pieces every front end shows the same way: the answer's footer (in the answer's language),
+LaTeX made readable, questions cleaned of invisible text."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
+from paperbot.messages import text
 from retrieval.types import Answer
 
 
-def duration(ms: float) -> str:
+def duration(ms: float, lang: str = "en") -> str:
     """A short time as people read it: "40 ms" below a second (never "0.0 s"), "2.3 s" above."""
-    return f"{max(1, round(ms))} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+    if ms < 1000:
+        return text("FOOTER_MS", lang, ms=max(1, round(ms)))
+    return text("FOOTER_SECONDS", lang, seconds=ms / 1000)
 
 
-def answer_footer(answer: Answer) -> str:
-    """mode · model · time · tokens · what was searched · why the LLM answer was not used."""
-    parts = [f"mode: {answer.mode}"]
+def answer_footer(answer: Answer, *, detail: bool = False) -> str:
+    """mode · model · time · tokens · what was searched · notes · why the LLM answer was not used.
+
+    `detail` adds the operator's detail of a failure (`paperbot ask` in a terminal); a public footer
+    (Discord) never shows it: it names no endpoint and quotes no server, but it is not for everyone either.
+    """
+    lang = answer.language
+    parts = [text("FOOTER_MODE", lang, mode=answer.mode)]
     if answer.model:
-        parts.append(f"model: {answer.model}")
+        parts.append(text("FOOTER_MODEL", lang, model=answer.model))
     if answer.latency_ms is not None:
-        parts.append(duration(answer.latency_ms))
+        parts.append(duration(answer.latency_ms, lang))
     if answer.tokens:
-        parts.append(f"{answer.tokens} tokens")
+        parts.append(text("FOOTER_TOKENS", lang, tokens=answer.tokens))
     if answer.search_query:
-        parts.append(f"searched for: {answer.search_query}")
+        parts.append(text("FOOTER_SEARCHED", lang, query=answer.search_query))
+    parts += answer.notes
     if answer.fallback_reason:
-        parts.append(f"fell back: {answer.fallback_reason}")
+        reason = answer.fallback_reason
+        if detail and answer.fallback_detail:
+            reason += f" ({answer.fallback_detail})"
+        parts.append(text("FOOTER_FELL_BACK", lang, reason=reason))
     return " · ".join(parts)
+
+
+# "!nollm question", "/ask --no-llm question", "--no-llm question": answer this one without the language model.
+_NO_LLM = re.compile(r"^\s*(?:/ask\s+)?(?:!no-?llm|--no-llm)(?:\s+|$)", re.I)
+
+
+def without_llm_prefix(question: str) -> tuple[str, bool]:
+    """(question without a "!nollm" / "--no-llm" prefix, whether the language model may answer it)."""
+    m = _NO_LLM.match(question)
+    return (question[m.end():].strip(), False) if m else (question, True)
 
 
 # -- LaTeX in titles and abstracts, as readable text ---------------------------------------------------

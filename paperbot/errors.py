@@ -63,4 +63,12 @@ class EmptyCorpusError(PaperbotError):
 
 
 class LLMError(PaperbotError):
+    """The message (for the log) names the endpoint; `detail` is what an operator may see in a footer or JSON:
+    no URL, no text from the server (which may echo a key). `paused`: refused by the circuit breaker."""
+
     retryable = True
+
+    def __init__(self, message: str, *, detail: str = "", paused: bool = False) -> None:
+        super().__init__(message)
+        self.detail = detail
+        self.paused = paused

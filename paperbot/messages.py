@@ -1,7 +1,12 @@
 """User-facing strings every front end shows, in one place so they can be reviewed and tested.
 
-Text only the Discord bot shows lives in bot/app/messages.py.
+English is the module's constants; `ZH` holds the Chinese of each (the lab has
+Chinese speakers). `text(NAME, lang, **fields)` picks one; `lang` comes from
+`paperbot.language.message_language` (the question's language, else the
+Discord locale). Text only the Discord bot shows lives in bot/app/messages.py.
 """
+
+from __future__ import annotations
 
 ABSTAIN = "The corpus does not answer this question: no paper is close enough."
 ABSTAIN_CLOSEST = "Closest papers, for what they are worth:"
@@ -13,3 +18,54 @@ NO_PAPER_MATCHES = "No paper matches {filters}."
 NEAREST_VALUES = "Nearest {field} values: {values}."
 NO_VALUES = "No paper in the corpus has a {field} like that."
 FILTERS_DISJOINT = "Each filter matches some papers, but no paper matches them all."
+
+# Why an answer is not the language model's (short: they end up in a footer; details go to the log).
+LLM_FAILED = "the language model did not answer"
+LLM_PAUSED = "the language model is paused after repeated failures"
+LLM_NO_CITATION = "the language model's answer cited none of the passages"
+LLM_UNGROUNDED = "the passages do not support the language model's answer"
+LLM_DEBRIS = "the language model only repeated the prompt"
+# Notes on an answer.
+REWRITE_UNUSABLE = "searched for the question as asked (no usable English query)"
+LANGUAGE_IGNORED = "the language model answered in English"
+
+# The answer's footer, joined with " · ".
+FOOTER_MODE = "mode: {mode}"
+FOOTER_MODEL = "model: {model}"
+FOOTER_SECONDS = "{seconds:.1f} s"
+FOOTER_MS = "{ms} ms"
+FOOTER_TOKENS = "{tokens} tokens"
+FOOTER_SEARCHED = "searched for: {query}"
+FOOTER_FELL_BACK = "fell back: {reason}"
+SOURCES = "Sources:"
+
+ZH = {
+    "ABSTAIN": "语料库无法回答这个问题：没有足够相关的论文。",
+    "ABSTAIN_CLOSEST": "最接近的论文（仅供参考）：",
+    "EMPTY_QUESTION": "请提一个问题，例如：如何通过掩码权重进行微调？",
+    "EMPTY_STORE": "论文库还是空的：请先运行 `paperbot ingest`。",
+    "INTERNAL_ERROR": "我们这边出了点问题，详情已记录在日志中。请稍后再试。",
+    "LLM_FAILED": "语言模型没有回答",
+    "LLM_PAUSED": "语言模型多次失败，暂时停用",
+    "LLM_NO_CITATION": "语言模型的回答没有引用任何段落",
+    "LLM_UNGROUNDED": "段落不支持语言模型的回答",
+    "LLM_DEBRIS": "语言模型只是重复了提示",
+    "REWRITE_UNUSABLE": "按原问题检索（没有可用的英文检索词）",
+    "LANGUAGE_IGNORED": "语言模型用英文作答",
+    "FOOTER_MODE": "模式：{mode}",
+    "FOOTER_MODEL": "模型：{model}",
+    "FOOTER_SECONDS": "{seconds:.1f} 秒",
+    "FOOTER_MS": "{ms} 毫秒",
+    "FOOTER_TOKENS": "{tokens} 个词元",
+    "FOOTER_SEARCHED": "检索词：{query}",
+    "FOOTER_FELL_BACK": "改用原文摘录：{reason}",
+    "SOURCES": "来源：",
+}
+
+CATALOGUES = {"zh": ZH}
+
+
+def text(name: str, lang: str = "en", **fields) -> str:
+    """The message `name` in `lang` (English when there is no translation), with `fields` filled in."""
+    template = CATALOGUES.get(lang, {}).get(name) or globals()[name]
+    return template.format(**fields) if fields else template

@@ -116,13 +116,27 @@ class LLMSettings:
 
     @property
     def chat_url(self) -> str:
-        """The chat-completions URL: `base_url` + /chat/completions (+ /v1 first when it has no path)."""
-        base = (self.base_url or "").rstrip("/")
-        if base.endswith("/chat/completions"):
-            return base
-        if not re.match(r"^https?://[^/]+/.", base):
-            base += "/v1"
-        return base + "/chat/completions"
+        """The chat-completions URL: `base_url` + /chat/completions (+ /v1 first when it has no path).
+
+        Joined on the URL's path, so a query string stays at the end:
+        `…/v1?api-version=2024` → `…/v1/chat/completions?api-version=2024`.
+        """
+        return self._endpoint_url("chat/completions")
+
+    @property
+    def models_url(self) -> str:
+        """The model list beside the chat endpoint: `…/v1/models` (with the base URL's query string)."""
+        return self._endpoint_url("models")
+
+    def _endpoint_url(self, leaf: str) -> str:
+        import httpx
+
+        url = httpx.URL(self.base_url or "")
+        path = url.path.rstrip("/")
+        path = path.removesuffix("/chat/completions")
+        if not path:
+            path = "/v1"
+        return str(url.copy_with(path=f"{path}/{leaf}"))
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,15 @@ def citations_for(hits: list[Hit]) -> list[Citation]:
     ][:MAX_CITED_PAPERS]
 
 
-def extractive_answer(result: SearchResult) -> Answer:
-    """A few sentences, each the verbatim best sentence of one cited paper, followed by its [n]."""
+def extractive_answer(result: SearchResult, language: str = "en") -> Answer:
+    """A few sentences, each the verbatim best sentence of one cited paper, followed by its [n].
+
+    An abstention says so in `language`; it carries no fallback reason, since nothing fell back.
+    """
     if result.abstained or not result.hits:
-        return Answer(question=result.query, text=result.notice or messages.ABSTAIN, abstained=True, citations=[],
-                      hits=result.hits, fallback_reason=result.reason or None, filters=result.filters,
-                      notice=result.notice)
+        return Answer(question=result.query, text=result.notice or messages.text("ABSTAIN", language), abstained=True,
+                      citations=[], hits=result.hits, filters=result.filters, notice=result.notice,
+                      language=language)
     citations = citations_for(result.hits)
     by_id = {h.paper_id: h for h in result.hits}
     lines = []
@@ -31,4 +34,4 @@ def extractive_answer(result: SearchResult) -> Answer:
         best = hit.quotes[0].text if hit.quotes else f"{hit.paper.title} ({messages.ABSTRACT_PENDING})"
         lines.append(f"{best} [{c.n}]")
     return Answer(question=result.query, text="\n".join(lines), abstained=False, citations=citations, hits=result.hits,
-                  filters=result.filters)
+                  filters=result.filters, language=language)

@@ -16,8 +16,11 @@ Failure policy (every failure ends in LLMError, and callers fall back):
   skipped for ``LLM_COOLDOWN`` seconds (a circuit breaker); one request is let
   through afterwards, and a success closes the breaker again.
 
-The API key goes into the Authorization header only; it is never logged and
-never part of an error message.
+The API key goes into the Authorization header only. Every error message is
+redacted (the configured key, and anything shaped like a credential, since an
+error body may echo the key) and comes in two forms: the log's, which names the
+endpoint and quotes the server, and `LLMError.detail`, which names neither and
+may be shown to an operator.
 """
 
 from __future__ import annotations
@@ -37,13 +40,15 @@ from typing import Any
 import httpx
 
 from paperbot.errors import LLMError
+from paperbot.logs import redact
 from paperbot.settings import LLMSettings
 
 log = logging.getLogger(__name__)
 
 BACKOFF_BASE = 0.5  # seconds before the first retry; doubled for each further one
 MAX_REPLY_CHARS = 32_000  # a reply is cut here, whatever the server keeps sending
-_ERROR_SNIPPET = 200
+_ERROR_SNIPPET = 200  # characters of an error body quoted in the log
+_ERROR_READ = 4000  # characters of it read (and redacted) before cutting
 
 OnDelta = Callable[[str], "Awaitable[None] | None"]
 
@@ -74,10 +79,11 @@ class Completion:
 class _Retry(Exception):
     """An attempt failed in a way another attempt may fix; `wait` is the server's Retry-After."""
 
-    def __init__(self, reason: str, wait: float | None = None) -> None:
+    def __init__(self, reason: str, wait: float | None = None, server_text: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
         self.wait = wait
+        self.server_text = server_text
 
 
 class _StreamRejected(Exception):
@@ -116,10 +122,12 @@ class LLMClient:
 
     def __init__(self, settings: LLMSettings, http: httpx.AsyncClient, *,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, breaker: bool = True) -> None:
+        """`breaker=False` for a one-shot run (`paperbot ask`): no cool-down, and no talk of one."""
         if not settings.enabled:
-            raise LLMError("LLM_BASE_URL is not set")
+            raise LLMError("LLM_BASE_URL is not set", detail="LLM_BASE_URL is not set")
         self.settings = settings
+        self.breaker = breaker
         self._http = http
         self._sleep = sleep
         self._clock = clock
@@ -150,7 +158,9 @@ class LLMClient:
         """
         left = self.cooldown_left()
         if left > 0:
-            raise LLMError(f"{self.endpoint} skipped for {left:.0f} s more after {self._failures} failed requests")
+            raise LLMError(f"{self.endpoint} skipped for {left:.0f} s more after {self._failures} failed requests",
+                           detail=f"skipped for {left:.0f} s after {self._failures} failures in a row",
+                           paused=True)
         try:
             completion = await self._chat(messages, on_delta, max_tokens, temperature, stream)
         except LLMError as exc:
@@ -165,7 +175,9 @@ class LLMClient:
 
     def _failed(self, exc: LLMError) -> None:
         self._failures += 1
-        if self._failures >= self.settings.failure_threshold:
+        if not self.breaker:
+            log.warning("LLM request failed: %s", exc)
+        elif self._failures >= self.settings.failure_threshold:
             self._open_until = self._clock() + self.settings.cooldown
             log.warning("LLM endpoint %s failed %d times in a row (last: %s); skipping it for %.0f s",
                         self.endpoint, self._failures, exc, self.settings.cooldown)
@@ -190,6 +202,7 @@ class LLMClient:
         attempt = 0
         start = time.perf_counter()
         last = "no attempt made"
+        server_text = ""
         while attempt < attempts:
             attempt += 1
             try:
@@ -200,18 +213,25 @@ class LLMClient:
                 attempt -= 1
                 continue
             except _Retry as r:
-                last = r.reason
+                last, server_text = r.reason, r.server_text
                 if attempt >= attempts:
                     break
                 wait = r.wait if r.wait is not None else self._backoff(attempt)
                 if wait > cfg.max_retry_wait:
-                    raise LLMError(f"{self.endpoint}: {r.reason}; the server asks to wait {wait:.0f} s, "
-                                   f"more than LLM_MAX_RETRY_WAIT={cfg.max_retry_wait:g}") from None
+                    raise self._error(f"{r.reason}; the server asks to wait {wait:.0f} s, "
+                                      f"more than LLM_MAX_RETRY_WAIT={cfg.max_retry_wait:g}", r.server_text) from None
                 log.info("LLM attempt %d/%d failed (%s); retrying in %.1f s", attempt, attempts, r.reason, wait)
                 await self._sleep(wait)
                 continue
             return replace(completion, attempts=attempt, latency_ms=(time.perf_counter() - start) * 1000)
-        raise LLMError(f"{self.endpoint}: {last} (after {attempts} attempt{'s' if attempts > 1 else ''})")
+        raise self._error(f"{last} (after {attempts} attempt{'s' if attempts > 1 else ''})", server_text)
+
+    def _error(self, detail: str, server_text: str = "") -> LLMError:
+        """An LLMError: the log's message names the endpoint and quotes the server; `detail` does neither."""
+        secrets = [self.settings.api_key]
+        quoted = redact(server_text, secrets)[:_ERROR_SNIPPET]  # cut after redacting: no half key survives
+        message = redact(f"{self.endpoint}: {detail}", secrets) + (f": {quoted}" if quoted else "")
+        return LLMError(message, detail=redact(detail, secrets))
 
     def _backoff(self, attempt: int) -> float:
         return min(self.settings.max_retry_wait, BACKOFF_BASE * 2 ** (attempt - 1) * (1 + random.random() / 4))
@@ -233,8 +253,7 @@ class LLMClient:
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise _Retry(f"cannot connect ({type(exc).__name__})") from None
         except httpx.TimeoutException as exc:
-            raise LLMError(f"{self.endpoint}: no reply within {cfg.read_timeout:g} s "
-                           f"({type(exc).__name__}; LLM_TIMEOUT)") from None
+            raise self._error(f"no reply within {cfg.read_timeout:g} s ({type(exc).__name__}; LLM_TIMEOUT)") from None
         except httpx.TransportError as exc:
             # The connection broke before any text arrived (mid-stream breaks are handled in _read_stream).
             raise _Retry(f"connection failed ({type(exc).__name__})") from None
@@ -242,16 +261,17 @@ class LLMClient:
     async def _raise_for_status(self, resp: httpx.Response, streaming: bool) -> None:
         status = resp.status_code
         try:
-            detail = (await resp.aread())[:_ERROR_SNIPPET].decode("utf-8", "replace").strip()
+            detail = (await resp.aread())[:_ERROR_READ].decode("utf-8", "replace").strip()
         except httpx.HTTPError:
             detail = ""
+        detail = " ".join(detail.split())
         if status in (408, 429) or status >= 500:
-            raise _Retry(f"HTTP {status}", wait=parse_retry_after(resp.headers.get("retry-after")))
+            raise _Retry(f"HTTP {status}", wait=parse_retry_after(resp.headers.get("retry-after")), server_text=detail)
         if status == 400 and streaming:
             raise _StreamRejected()
-        hint = {401: " (check LLM_API_KEY)", 403: " (check LLM_API_KEY)",
-                404: " (check LLM_BASE_URL and LLM_MODEL)"}.get(status, "")
-        raise LLMError(f"{self.endpoint}: HTTP {status}{hint}" + (f": {' '.join(detail.split())}" if detail else ""))
+        hint = {401: "; check LLM_API_KEY", 403: "; check LLM_API_KEY",
+                404: "; check LLM_BASE_URL and LLM_MODEL"}.get(status, "")
+        raise self._error(f"HTTP {status}{hint}", detail)
 
     # -- replies ----------------------------------------------------------------------------
 
@@ -260,9 +280,9 @@ class LLMClient:
         try:
             data = json.loads(raw)
         except ValueError:
-            raise LLMError(f"{self.endpoint}: {what} is not JSON") from None
+            raise self._error(f"{what} is not JSON") from None
         if not isinstance(data, dict):
-            raise LLMError(f"{self.endpoint}: {what} is not a JSON object")
+            raise self._error(f"{what} is not a JSON object")
         self._raise_if_error(data)
         return data
 
@@ -270,11 +290,11 @@ class LLMClient:
         data = self._json_object(raw, "the reply")
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise LLMError(f"{self.endpoint}: the reply has no choices")
+            raise self._error("the reply has no choices")
         message = choices[0].get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str) or not content.strip():
-            raise LLMError(f"{self.endpoint}: the reply is empty")
+            raise self._error("the reply is empty")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return Completion(
             text=content[:MAX_REPLY_CHARS],
@@ -322,17 +342,16 @@ class LLMClient:
                         finish = "length"
                         break
         except httpx.TimeoutException:
-            raise LLMError(f"{self.endpoint}: the stream stalled for {self.settings.read_timeout:g} s "
-                           "(LLM_TIMEOUT)") from None
+            raise self._error(f"the stream stalled for {self.settings.read_timeout:g} s (LLM_TIMEOUT)") from None
         except httpx.TransportError as exc:
             if not parts:
                 raise _Retry(f"connection failed ({type(exc).__name__})") from None
-            raise LLMError(f"{self.endpoint}: the stream broke off ({type(exc).__name__})") from None
+            raise self._error(f"the stream broke off ({type(exc).__name__})") from None
         if not done and finish is None:
-            raise LLMError(f"{self.endpoint}: the stream ended early (no finish_reason and no [DONE])")
+            raise self._error("the stream ended early (no finish_reason and no [DONE])")
         text = "".join(parts)[:MAX_REPLY_CHARS]
         if not text.strip():
-            raise LLMError(f"{self.endpoint}: the reply is empty")
+            raise self._error("the reply is empty")
         return Completion(
             text=text, model=model, finish_reason=finish, streamed=True,
             prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
@@ -344,6 +363,6 @@ class LLMClient:
         error = data.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else error
-            text = " ".join(str(message).split())[:_ERROR_SNIPPET]
-            raise LLMError(f"{self.endpoint}: the endpoint reported an error: {text}")
+            text = " ".join(str(message).split())[:_ERROR_READ]
+            raise self._error("the endpoint reported an error", text)
 

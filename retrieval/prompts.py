@@ -30,6 +30,11 @@ Question: {question}
 
 Answer from the passages only, citing them as [n]."""
 
+# Appended to the user message when the question is not in English: small models follow the last line best.
+IN_LANGUAGE = "\nWrite the answer in {language}; keep paper names and technical terms as written in the passages."
+LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ru": "Russian", "ar": "Arabic",
+                  "hi": "Hindi", "el": "Greek", "he": "Hebrew", "th": "Thai"}
+
 REWRITE_SYSTEM = """\
 You turn a question written in any language into a short English search query for a collection of \
 machine-learning paper abstracts. Keep technical terms and names. Reply with the English query only, \
@@ -43,12 +48,12 @@ def passage_block(passages: list[tuple[int, str, str]]) -> str:
     return "\n".join(PASSAGE.format(n=n, label=label, text=" ".join(text.split())) for n, label, text in passages)
 
 
-def answer_messages(question: str, passages: list[tuple[int, str, str]]) -> list[dict]:
-    """Chat messages asking for a cited answer to `question` from `passages`."""
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": USER.format(passages=passage_block(passages), question=question.strip())},
-    ]
+def answer_messages(question: str, passages: list[tuple[int, str, str]], language: str = "en") -> list[dict]:
+    """Chat messages asking for a cited answer to `question` from `passages`, in `language` (a code)."""
+    user = USER.format(passages=passage_block(passages), question=question.strip())
+    if language in LANGUAGE_NAMES:
+        user += IN_LANGUAGE.format(language=LANGUAGE_NAMES[language])
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
 def rewrite_messages(question: str) -> list[dict]:

@@ -8,13 +8,19 @@ summarizes the retrieved sentences; its reply is untrusted and validated:
 * markdown links and images become plain text, bare URLs and control characters
   are removed, and the length is bounded by the caller (front ends know their
   limits; mentions are neutralized where text is shown, in the Discord layer);
-* a reply left without a valid citation (or any failure of the endpoint) falls
-  back to the extractive answer, with `fallback_reason` saying why;
+* chat-template debris and echoed prompt lines are removed, and only sentences
+  that the passage they cite supports are kept (retrieval/grounding.py);
+* a reply left with nothing grounded (or any failure of the endpoint) falls back
+  to the extractive answer, with a short `fallback_reason` (no endpoint, no
+  server text) and the operator's `fallback_detail`; the rest goes to the log;
 * the quotes under the citations always come from the store, never from the model.
 
 A question that does not look English is first rewritten by the model into an
-English search query (the corpus is English); the answer is written in the
-language of the question. Without a model, retrieval runs on the original text.
+English search query (the corpus is English); a rewrite that does not look like
+one is not used, and a note says the question was searched as asked. The answer
+should be in the language of the question; a note says so when it is not.
+Fixed text (abstention, reasons, notes) is in `language` (paperbot/messages.py).
+Without a model, retrieval runs on the original text.
 """
 
 from __future__ import annotations
@@ -25,97 +31,127 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from paperbot import messages
 from paperbot.errors import LLMError
-from paperbot.messages import ABSTRACT_PENDING
+from paperbot.language import guess_language, looks_english, message_language
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
 from retrieval.filters import Filters
 from retrieval.followup import FollowUp, Turn, best_sentence, resolve
+from retrieval.grounding import Embed, Grounding, Passage, ground_reply, strip_template
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 from retrieval.types import Answer, Hit, SearchResult
 
 log = logging.getLogger(__name__)
 
+__all__ = ["answer_question", "rewrite_query", "validate_answer", "looks_english", "sanitize", "MAX_ANSWER_CHARS"]
+
 MAX_ANSWER_CHARS = 4000  # the default bound on an LLM answer; front ends may ask for less
 MAX_QUERY_CHARS = 300
+MIN_QUERY_CHARS = 3
 MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
-SCOPE_DEPTH = 25  # papers searched when a follow-up is about papers cited earlier
 REWRITE_MAX_TOKENS = 64
+SCOPE_DEPTH = 25  # papers searched when a follow-up is about papers cited earlier
 LINK_REMOVED = "(link removed)"
 
 OnText = Callable[[str], Any]
 
+_GROUNDING_REASONS = {  # grounding problem → the public reason
+    "echo": "LLM_DEBRIS", "placeholder": "LLM_DEBRIS", "repeated": "LLM_DEBRIS", "empty": "LLM_DEBRIS",
+    "filler": "LLM_DEBRIS", "uncited": "LLM_NO_CITATION", "unsupported": "LLM_UNGROUNDED",
+}
+
 
 async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
                           on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
-                          history: Sequence[Turn] = (), filters: Filters | None = None) -> Answer:
+                          history: Sequence[Turn] = (), filters: Filters | None = None,
+                          language: str | None = None) -> Answer:
     """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
     answer so far (already sanitized) each time the streamed text grows. An LLM
     answer is cut to `max_chars` at a sentence boundary. `history` (oldest first) makes
-    the question a follow-up: see retrieval/followup.py.
+    the question a follow-up: see retrieval/followup.py. `filters` restrict the papers
+    before ranking. `language` is that of the fixed text (default: the question's,
+    when paperbot has messages in it).
     """
     start = time.perf_counter()
+    lang = language or message_language(question)
     followup = resolve(question, history)
     query = followup.query
     search_query: str | None = None if followup.standalone else query
-    endpoint_failed: str | None = None
+    notes: list[str] = []
+    endpoint_failed: LLMError | None = None
     condensed = ""
     if llm is not None and llm.available and history:
         try:
             condensed = await condense_question(llm, question, history)
         except LLMError as exc:
-            endpoint_failed = f"the LLM failed while reading the conversation: {exc}"
+            log.warning("the LLM failed while reading the conversation: %s", exc)
+            endpoint_failed = exc
         if condensed:
             query = search_query = condensed
-    if llm is not None and llm.available and not condensed and not endpoint_failed and not looks_english(query):
+    if llm is not None and llm.available and not condensed and endpoint_failed is None and not looks_english(query):
+        rewritten = ""
         try:
-            query = await rewrite_query(llm, query) or query
+            rewritten = await rewrite_query(llm, query)
         except LLMError as exc:
-            endpoint_failed = f"the LLM failed while translating the question: {exc}"
-        if query != question:
-            search_query = query
+            log.warning("the LLM failed while translating the question: %s", exc)
+            endpoint_failed = exc
+        if rewritten:
+            query = search_query = rewritten
+        elif endpoint_failed is None:
+            notes.append(messages.text("REWRITE_UNUSABLE", lang))
     if followup.papers:
         result = await asyncio.to_thread(scoped_search, library, query, followup, k, filters)
     else:
         result = await asyncio.to_thread(library.search, query, k, filters)
-    extractive = replace(extractive_answer(result), question=question, search_query=search_query)
+    extractive = replace(extractive_answer(result, lang), question=question, search_query=search_query,
+                         notes=tuple(notes))
 
-    def fallback(reason: str) -> Answer:
-        log.info("extractive answer instead of the LLM's: %s", reason)
-        return replace(extractive, fallback_reason=reason, latency_ms=_ms_since(start))
+    def fallback(reason: str, detail: str) -> Answer:
+        log.info("extractive answer instead of the LLM's: %s (%s)", messages.text(reason), detail)
+        return replace(extractive, fallback_reason=messages.text(reason, lang), fallback_detail=detail or None,
+                       latency_ms=_ms_since(start))
 
     if llm is None or extractive.abstained:
         return replace(extractive, latency_ms=_ms_since(start))
-    if endpoint_failed:
-        return fallback(endpoint_failed)
+    if endpoint_failed is not None:
+        return fallback("LLM_PAUSED" if endpoint_failed.paused else "LLM_FAILED", endpoint_failed.detail)
     if not llm.available:
-        return fallback(f"the LLM endpoint is skipped for {llm.cooldown_left():.0f} s after repeated failures")
+        return fallback("LLM_PAUSED", f"skipped for {llm.cooldown_left():.0f} s after repeated failures")
 
     citations = citations_for(result.hits)
     valid = {c.n for c in citations}
+    asked_in = guess_language(question)
     asked = f"{question} (in this conversation: {condensed})" if condensed and condensed != question else question
-    messages = prompts.answer_messages(asked, [(c.n, c.label, c.quote or f"{c.paper.title} ({ABSTRACT_PENDING})")
-                                               for c in citations])
+    messages_ = prompts.answer_messages(
+        asked, [(c.n, c.label, c.quote or f"{c.paper.title} ({messages.ABSTRACT_PENDING})") for c in citations],
+        asked_in)
     try:
-        completion = await llm.chat(messages, on_delta=_preview(on_text, valid, max_chars))
+        completion = await llm.chat(messages_, on_delta=_preview(on_text, valid, max_chars))
     except LLMError as exc:
-        return fallback(f"the LLM failed: {exc}")
-    raw = completion.text
-    if completion.finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
-        raw = _complete_sentences(raw)
-    text, used, dropped = validate_answer(raw, valid, max_chars)
-    if not used:
-        return fallback(_no_citation_reason(dropped, valid))
+        return fallback("LLM_PAUSED" if exc.paused else "LLM_FAILED", exc.detail)
+    passages = [Passage.of(c.n, c.label, c.quote) for c in citations]
+    embedder = getattr(library, "embedder", None)
+    verdict = await asyncio.to_thread(judge_reply, completion.text, passages, embedder.encode if embedder else None,
+                                      question=question, finish_reason=completion.finish_reason,
+                                      max_chars=max_chars)
+    if verdict.reason:
+        return fallback(verdict.reason, verdict.detail)
+    text, used, dropped = verdict.text, verdict.used, verdict.dropped
+    if asked_in != "en" and guess_language(re.sub(r"\[\d+\]", "", text)) == "en":
+        log.info("the LLM answered a %s question in English", asked_in)
+        notes.append(messages.text("LANGUAGE_IGNORED", lang))
     return Answer(
         question=question, text=text, abstained=False, citations=[c for c in citations if c.n in used],
-        hits=result.hits, mode="llm", model=llm.model, latency_ms=_ms_since(start), tokens=completion.tokens,
-        search_query=search_query, dropped_citations=tuple(dropped),
+        hits=result.hits, mode="llm", model=completion.model or llm.model, latency_ms=_ms_since(start),
+        tokens=completion.tokens, search_query=search_query, dropped_citations=tuple(dropped), notes=tuple(notes),
+        filters=result.filters, language=lang,
     )
 
 
@@ -157,8 +193,54 @@ def scoped_search(library: Library, query: str, followup: FollowUp, k: int | Non
                         reason="none of the papers discussed answers this" if abstained else "")
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What to show of a reply: `text` citing `used`, or nothing, with `reason` (a messages name) and `detail`."""
+
+    text: str
+    used: list[int]
+    dropped: list[int]
+    reason: str | None = None
+    detail: str = ""
+    grounding: Grounding | None = None
+
+
+def judge_reply(raw: str, passages: list[Passage], embed: Embed | None, *, question: str = "",
+                finish_reason: str | None = None, max_chars: int = MAX_ANSWER_CHARS) -> Verdict:
+    """The model's reply made safe and checked: sanitized, valid citations only, grounded sentences only.
+
+    Pure (the embedder aside), so benchmarks/llm_grounding.py measures exactly what users get.
+    """
+    if finish_reason == "length":  # cut off by LLM_MAX_TOKENS: keep the complete sentences
+        raw = _complete_sentences(strip_template(_strip_thinking(raw)))
+    valid = {p.n for p in passages}
+    text, used, dropped = validate_answer(raw, valid, max_chars)
+    if not used:
+        return Verdict("", [], dropped, "LLM_NO_CITATION", _no_citation_reason(dropped, valid))
+    grounding = ground_reply(text, passages, embed, question=question)
+    if grounding.removed or grounding.recited:
+        log.info("grounding of the LLM's answer: removed %s, re-cited %d", grounding.removed, grounding.recited)
+    if not grounding.text:
+        reason = _GROUNDING_REASONS.get(grounding.problem or "empty", "LLM_UNGROUNDED")
+        return Verdict("", [], dropped, reason, _grounding_detail(grounding), grounding)
+    text = _bound(grounding.text, max_chars)
+    return Verdict(text, [n for n in grounding.used if n in valid], dropped, grounding=grounding)
+
+
+def _grounding_detail(grounding) -> str:
+    parts = [f"{n} {why}" for why, n in sorted(grounding.removed.items(), key=lambda kv: -kv[1])]
+    return "removed: " + ", ".join(parts) if parts else "nothing left to show"
+
+
+_TEMPLATE_TOKEN = re.compile(r"<\|[^|>\s]{1,40}\|>|</?s>|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>", re.I)
+
+
 async def rewrite_query(llm: LLMClient, question: str) -> str:
-    """An English search query for `question`, or "" when the model's reply is unusable."""
+    """An English search query for `question`, or "" when the model's reply does not look like one.
+
+    Refused: template tokens, a repeated sentence, fewer than 3 or more than 300 characters or 24 words,
+    no Latin letters, or text that is not English (a search query in the question's language is no rewrite).
+    """
     completion = await llm.chat(prompts.rewrite_messages(question), max_tokens=REWRITE_MAX_TOKENS,
                                 temperature=0.0, stream=False)
     return _usable_query(completion.text)
@@ -175,16 +257,53 @@ async def condense_question(llm: LLMClient, question: str, history: Sequence[Tur
 
 
 def _usable_query(reply: str) -> str:
-    """The first line of a model's reply as a search query, or "" when it is not one."""
-    lines = [line for line in _strip_thinking(reply).splitlines() if line.strip()]
-    query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
-    query = re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I)
-    if (not query or len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS
-            or not re.search(r"[A-Za-z]", query)):
-        log.info("unusable query rewrite %r; searching with the question as asked", query[:80])
+    """The first line of a model's reply as a search query, or "" when it does not look like one."""
+    reply = _strip_thinking(reply)
+    problem = rewrite_problem(reply)
+    if problem:
+        log.info("unusable query rewrite %r (%s); searching with the question as asked", reply[:80], problem)
         return ""
+    query = _rewrite_line(reply)
     log.info("searching for %r instead of the question as asked", query)
     return query
+
+
+def _rewrite_line(reply: str) -> str:
+    lines = [line for line in reply.splitlines() if line.strip()]
+    query = sanitize(lines[0]).strip().strip("\"'`“”«»").strip() if lines else ""
+    return re.sub(r"^(?:english\s+)?(?:search\s+)?query\s*:\s*", "", query, flags=re.I).strip()
+
+
+def rewrite_problem(reply: str) -> str | None:
+    """Why `reply` is not a usable English search query, or None when it is one."""
+    if _TEMPLATE_TOKEN.search(reply):
+        return "template tokens"
+    query = _rewrite_line(reply)
+    if len(query) < MIN_QUERY_CHARS:
+        return "too short"
+    if len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS:
+        return "too long"
+    if not re.search(r"[A-Za-z]{2}", query):
+        return "no English words"
+    sentences = [" ".join(s.lower().split()) for s in re.split(r"(?<=[.!?])\s+", query) if s.strip()]
+    if len(sentences) != len(set(sentences)):
+        return "a repeated sentence"
+    words = re.findall(r"\w+", query.lower())
+    if len(words) >= 4 and len(set(words)) <= len(words) // 2:
+        return "repeated words"
+    if guess_language(query) != "en":
+        return "not English"
+    if _CHATTY.search(query):
+        return "an answer, not a query"
+    if len(re.findall(r"[.!?](?:\s|$)", query)) > 1:
+        return "more than one sentence"
+    return None
+
+
+# A reply that talks (to the user, about the question or its answer) is no search query.
+_CHATTY = re.compile(r"^(?:the answer|answer|sure|here is|here's|yes|no|to (?:re)?(?:frame|phrase|answer))\b"
+                     r"|\b(?:I|I'd|I'm|I'll|you|your|the answer|this question|the question|rephras\w*|reframe\w*)\b",
+                     re.I)
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -275,7 +394,7 @@ def validate_answer(raw: str, valid: set[int], max_chars: int = MAX_ANSWER_CHARS
     or when nothing but citations is left.
     """
     dropped: list[int] = []
-    text = _strip_thinking(raw)
+    text = strip_template(_strip_thinking(raw))
     text = _WIDE_CITE.sub(r"[\1]", text)
     text = sanitize(text)
     text = _filter_citations(text, valid, dropped)
@@ -304,7 +423,7 @@ def _preview(on_text: OnText | None, valid: set[int], max_chars: int):
     async def on_delta(raw: str) -> None:
         if state["broken"]:
             return
-        text = _tidy(_filter_citations(sanitize(_WIDE_CITE.sub(r"[\1]", _strip_thinking(raw))), valid, []))
+        text = _tidy(_filter_citations(sanitize(_WIDE_CITE.sub(r"[\1]", strip_template(_strip_thinking(raw)))), valid, []))
         text = _bound(text, max_chars)
         if not text or text == state["last"]:
             return
@@ -318,36 +437,6 @@ def _preview(on_text: OnText | None, valid: set[int], max_chars: int):
             log.warning("the streaming preview failed; the answer continues without it", exc_info=True)
 
     return on_delta
-
-
-# -- language ------------------------------------------------------------------------------
-
-_EN_WORDS = frozenset(
-    "the a an of to in for on and or with how what which who why when where do does did is are was were can "
-    "could should would will be been by from about that this these those than into paper papers model models "
-    "method methods learning use used using any some there their it its as at".split())
-_OTHER_WORDS = frozenset(
-    # French, German, Spanish, Italian, Portuguese, Dutch function words that English does not use
-    "le la les des du une est sont quels quelles quel quelle comment pourquoi avec pour dans sur qui "
-    "der die das den dem ein eine einen ist sind wie welche welcher warum mit für und auf nicht "
-    "el los las del es son cómo como qué cuál cuáles por para con una sobre "
-    "il lo gli della delle sono che perché quali cosa "
-    "os uma são quais porque sobre "
-    "het een zijn hoe welke waarom met voor".split())
-
-
-def looks_english(text: str) -> bool:
-    """A cheap guess, good enough to decide whether to rewrite the question into English first."""
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return True
-    latin = sum(1 for c in letters if c < "\u0250")
-    if latin / len(letters) < 0.7:
-        return False
-    words = re.findall(r"[^\W\d_]+", text.lower())
-    english = sum(w in _EN_WORDS for w in words)
-    other = sum(w in _OTHER_WORDS for w in words)
-    return not (other > english)
 
 
 def _ms_since(start: float) -> float:

@@ -117,20 +117,27 @@ class Answer:
     citations: list[Citation]
     hits: list[Hit]
     mode: str = "extractive"
-    fallback_reason: str | None = None
-    model: str | None = None
+    fallback_reason: str | None = None  # why the LLM's answer is not shown: short, public, in `language`
+    model: str | None = None  # the model that answered, as the endpoint named it
     latency_ms: float | None = None
     tokens: int | None = None
     search_query: str | None = None  # what was searched, when a rewrite of the question was used
     dropped_citations: tuple[int, ...] = ()  # citation numbers the LLM made up (removed from its text)
     filters: Filters | None = None
     notice: str = ""  # the filters matched no paper: say so (with the nearest values) instead of abstaining
+    fallback_detail: str | None = None  # for the operator: what failed, without endpoint or server text
+    notes: tuple[str, ...] = ()  # short remarks for the footer, in `language`
+    language: str = "en"  # the language of the fixed text shown with this answer (paperbot.messages)
 
     def to_json(self) -> dict:
         out = {"question": self.question, "answer": self.text, "abstained": self.abstained, "mode": self.mode,
                "citations": [c.to_json() for c in self.citations]}
         if self.fallback_reason:
             out["fallback_reason"] = self.fallback_reason
+        if self.fallback_detail:
+            out["fallback_detail"] = self.fallback_detail
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.model:
             out["model"] = self.model
         if self.search_query:

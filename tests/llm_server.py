@@ -37,17 +37,39 @@ class Reply:
         return cls(status, json.dumps(data).encode(), **kw)
 
     @classmethod
-    def answer(cls, text: str, usage: dict | None = None) -> Reply:
-        return cls.json(completion(text, usage))
+    def answer(cls, text: str, usage: dict | None = None, model: str = "scripted") -> Reply:
+        return cls.json(completion(text, usage) | {"model": model})
 
     @classmethod
-    def stream(cls, pieces: list[str], *, done: bool = True, usage: dict | None = None) -> Reply:
+    def error(cls, status: int, message: str, **kw) -> Reply:
+        """An OpenAI-style error body (`{"error": {"message": …}}`) with `status`."""
+        return cls.json({"error": {"message": message, "type": "invalid_request_error"}}, status, **kw)
+
+    @classmethod
+    def stream_error(cls, message: str, pieces: list[str] = ()) -> Reply:
+        """A stream (HTTP 200) whose events, after `pieces`, carry an error object, as vLLM and OpenAI send."""
+        events = [json.dumps(chunk(p)) for p in pieces] + [json.dumps({"error": {"message": message}}), "[DONE]"]
+        return cls(sse=events, content_type="text/event-stream")
+
+    @classmethod
+    def recorded(cls, record: dict) -> Reply:
+        """The reply a real server gave, from a recording (tests/data/llm_recordings): raw JSON or raw SSE lines."""
+        if record.get("sse") is not None:
+            lines = [line for line in record["sse"] if line.startswith("data:")]
+            return cls(sse=[line[5:].strip() for line in lines], content_type="text/event-stream")
+        raw = record["response"]
+        return cls(body=(raw if isinstance(raw, str) else json.dumps(raw)).encode())
+
+    @classmethod
+    def stream(cls, pieces: list[str], *, done: bool = True, usage: dict | None = None,
+               model: str = "scripted") -> Reply:
         events = [json.dumps(chunk(p)) for p in pieces]
         if done:
             events.append(json.dumps(chunk(finish="stop")))
             if usage:
                 events.append(json.dumps(chunk(usage=usage)))
             events.append("[DONE]")
+        events = [e.replace('"model": "scripted"', json.dumps({"model": model})[1:-1]) for e in events]
         return cls(sse=events, content_type="text/event-stream")
 
 

@@ -34,10 +34,12 @@ from bot.app.conversation import Conversations
 from bot.app.errors import report_interaction_error, report_message_error
 from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
+from bot.app.translate import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
 from bot.runtime import Services, open_services
-from bot.text import clean_question
+from bot.text import clean_question, without_llm_prefix
 from paperbot import messages
+from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets, select
@@ -108,6 +110,7 @@ class PaperBot(discord.Client):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(*ITEMS)  # every button works after a restart, whatever message it is on
+        await self.tree.set_translator(PaperTranslator())  # command names and descriptions in Chinese too
         await self.papers()  # autocomplete answers from memory from the first keystroke
         if self.sync_commands:
             await self._sync_commands()
@@ -134,11 +137,16 @@ class PaperBot(discord.Client):
     # -- the core, off the event loop ---------------------------------------------------------
 
     async def answer(self, question: str, preview: StreamingPreview | None = None,
-                     history: list[Turn] | None = None, filters: Filters | None = None) -> Answer:
-        """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn."""
+                     history: list[Turn] | None = None, filters: Filters | None = None, *, use_llm: bool = True,
+                     language: str | None = None) -> Answer:
+        """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn.
+
+        `use_llm=False` answers extractively this once; `language` is that of the fixed text.
+        """
         start = time.perf_counter()
         async with self.work:
-            answer = await answer_question(self.library, question, llm=self.llm, max_chars=embeds.ANSWER_CHARS,
+            answer = await answer_question(self.library, question, llm=self.llm if use_llm else None,
+                                           max_chars=embeds.ANSWER_CHARS, language=language,
                                            on_text=preview.on_text if preview is not None else None,
                                            history=history or (), filters=filters)
         if answer.latency_ms is None:
@@ -258,10 +266,12 @@ class PaperBot(discord.Client):
         question = self.question_in(message)
         if question is None:
             return
+        question, use_llm = without_llm_prefix(question)
         if not question:
             # Without the message-content intent a plain thread message arrives empty: not a question to us.
             if self.addressed(message) != "conversation":
-                await reply(message, embeds.text_pages(messages.EMPTY_QUESTION))
+                await reply(message, embeds.text_pages(messages.text("EMPTY_QUESTION",
+                                                                     message_language(message.content))))
             return
         retry = self.limiter.hit(message.author.id)
         if retry is not None:
@@ -271,7 +281,7 @@ class PaperBot(discord.Client):
         try:
             async with message.channel.typing():
                 history = await self.conversations.history(message)
-                answer = await self.answer(question, preview, history)
+                answer = await self.answer(question, preview, history, use_llm=use_llm)
         finally:
             await preview.close()
         thread = message.guild is not None and not isinstance(message.channel, discord.Thread)

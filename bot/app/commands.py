@@ -15,6 +15,7 @@ from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
 from bot.app.views import SEARCH_DEPTH, list_view, new_key, search_view, view_for_answer
 from bot.text import clean_question
 from paperbot import messages
+from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
 from retrieval.filters import Filters, choices, no_match_notice
 
@@ -51,33 +52,36 @@ FilterText = app_commands.Range[str, 1, FILTER_MAX]
 
 @app_commands.command(name="ask", description="Ask a question; the answer quotes the abstracts it relies on.")
 @app_commands.describe(question="Your question about the papers", private="Only you see the answer (default: no)",
-                       **FILTER_HELP)
+                       llm="Let the language model summarize, when one is configured (default: yes)", **FILTER_HELP)
 @app_commands.rename(kind="type")
 @app_commands.choices(kind=TYPE_CHOICES)
 @app_commands.check(rate_limited)
 async def ask(interaction: discord.Interaction, question: app_commands.Range[str, 1, QUESTION_MAX],
-              private: bool = False, author: FilterText | None = None, area: FilterText | None = None,
-              kind: app_commands.Choice[str] | None = None, track: FilterText | None = None,
-              keyword: FilterText | None = None) -> None:
-    await _answer(interaction, question, private=private, filters=_filters(author, area, kind, track, keyword))
+              private: bool = False, llm: bool = True, author: FilterText | None = None,
+              area: FilterText | None = None, kind: app_commands.Choice[str] | None = None,
+              track: FilterText | None = None, keyword: FilterText | None = None) -> None:
+    await _answer(interaction, question, private=private, use_llm=llm,
+                  filters=_filters(author, area, kind, track, keyword))
 
 
-async def _answer(interaction: discord.Interaction, question: str, *, private: bool,
+async def _answer(interaction: discord.Interaction, question: str, *, private: bool, use_llm: bool = True,
                   in_conversation: bool = True, filters: Filters | None = None) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = clean_question(question)
+    lang = message_language(question, str(interaction.locale))
     if not question:
-        await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION), ephemeral=private)
+        await respond(interaction, embeds.text_pages(messages.text("EMPTY_QUESTION", lang)), ephemeral=private)
         return
     channel = interaction.channel
     history = (await bot.conversations.in_thread(channel)
                if in_conversation and isinstance(channel, discord.Thread) else [])  # /ask in the bot's thread
-    preview = StreamingPreview(question, interaction=interaction)
+    preview = StreamingPreview(question, interaction=interaction) if use_llm else None
     try:
-        answer = await bot.answer(question, preview, history, filters)
+        answer = await bot.answer(question, preview, history, filters, use_llm=use_llm, language=lang)
     finally:
-        await preview.close()
+        if preview is not None:
+            await preview.close()
     thread = not private and interaction.guild is not None and isinstance(
         interaction.channel, (discord.TextChannel, discord.ForumChannel))
     await respond(interaction, embeds.answer_pages(answer), ephemeral=private,

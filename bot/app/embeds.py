@@ -91,7 +91,7 @@ _UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
 def escape(text: str) -> str:
     """Text from a user or an abstract, made inert: no markdown, no mentions, no bidirectional controls.
 
-    Mention syntax is broken up whatever the id looks like (`<@123>` too), so nothing reads as one.
+    Mention syntax (users, roles, channels) is broken up whatever the id looks like, so nothing reads as one.
     """
     text = discord.utils.escape_mentions(discord.utils.escape_markdown(_BIDI.sub("", text)))
     return _MENTION_LIKE.sub(lambda m: f"<{m.group(1)}\u200b{m.group(2)}>", text)
@@ -99,7 +99,7 @@ def escape(text: str) -> str:
 
 def unescape(text: str) -> str:
     """What `escape` made of a text, read back (the bot reads its own titles to rebuild a result)."""
-    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@")
+    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@").replace("#\u200b", "#")
 
 
 def _cut_at(text: str, limit: int) -> int:
@@ -257,9 +257,9 @@ def answer_pages(answer: Answer) -> list[Page]:
         description = escape(answer.notice)
         fields, colour = [], COLOUR_ABSTAIN
     elif answer.abstained:
-        description = messages.ABSTAIN
+        description = messages.text("ABSTAIN", answer.language)
         if answer.hits:
-            description += "\n\n" + messages.ABSTAIN_CLOSEST
+            description += "\n\n" + messages.text("ABSTAIN_CLOSEST", answer.language)
         fields = [_hit_field(n, h, SNIPPET) for n, h in enumerate(answer.hits, start=1)]
         colour = COLOUR_ABSTAIN
     else:

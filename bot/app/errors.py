@@ -13,6 +13,7 @@ from bot.app.embeds import text_pages
 from bot.app.sending import reply, respond
 from paperbot import messages
 from paperbot.errors import EmptyCorpusError, PaperbotError, StoreUnavailableError
+from paperbot.language import message_language
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +21,8 @@ MISSING_PERMISSIONS = (50001, 50013)  # Missing Access, Missing Permissions
 _WARNED_CHANNELS: set[int] = set()  # channels already logged as lacking permissions (one warning each)
 
 
-def describe_error(error: BaseException, where: str) -> str:
-    """The user's short message for `error`; the log gets the details."""
+def describe_error(error: BaseException, where: str, lang: str = "en") -> str:
+    """The user's short message for `error`, in `lang`; the log gets the details."""
     if isinstance(error, app_commands.CommandInvokeError):
         error = error.original
     if isinstance(error, Refusal):
@@ -29,25 +30,26 @@ def describe_error(error: BaseException, where: str) -> str:
         return str(error)
     if isinstance(error, app_commands.CheckFailure):
         log.info("check failed for %s: %s", where, error)
-        return messages.INTERNAL_ERROR
+        return messages.text("INTERNAL_ERROR", lang)
     if isinstance(error, StoreUnavailableError):
         log.warning("store unavailable during %s", where, exc_info=error)
-        return bot_messages.STORE_UNAVAILABLE
+        return bot_messages.text("STORE_UNAVAILABLE", lang)
     if isinstance(error, EmptyCorpusError):
         log.warning("empty store during %s", where, exc_info=error)
-        return messages.EMPTY_STORE
+        return messages.text("EMPTY_STORE", lang)
     if isinstance(error, PaperbotError):
         log.error("failed %s", where, exc_info=error)
-        return messages.INTERNAL_ERROR
+        return messages.text("INTERNAL_ERROR", lang)
     log.error("unexpected error in %s", where, exc_info=error)
-    return messages.INTERNAL_ERROR
+    return messages.text("INTERNAL_ERROR", lang)
 
 
 async def report_interaction_error(interaction: discord.Interaction, error: BaseException) -> None:
     """Tell the user (ephemerally) what went wrong with a command or a button."""
     name = interaction.command.qualified_name if interaction.command else (interaction.data or {}).get(
         "custom_id", "?")
-    text = describe_error(error, f"/{name} by user {interaction.user.id}")
+    lang = message_language(_question(interaction), str(interaction.locale))
+    text = describe_error(error, f"/{name} by user {interaction.user.id}", lang)
     if interaction.type is discord.InteractionType.autocomplete:
         return
     try:
@@ -80,7 +82,7 @@ async def report_message_error(message: discord.Message, error: BaseException, w
     if missing_permissions(error):
         warn_missing_permissions(message.channel.id, error)
         return
-    text = describe_error(error, where)
+    text = describe_error(error, where, message_language(message.content))
     try:
         await reply(message, text_pages(text))
     except discord.HTTPException as exc:
@@ -88,3 +90,9 @@ async def report_message_error(message: discord.Message, error: BaseException, w
             warn_missing_permissions(message.channel.id, exc)
         else:
             log.warning("could not tell the user about an error", exc_info=True)
+
+
+def _question(interaction: discord.Interaction) -> str | None:
+    """The text the user typed in a command's options (its language chooses the message's), if any."""
+    options = (interaction.data or {}).get("options") or []
+    return " ".join(str(o.get("value", "")) for o in options if isinstance(o.get("value"), str)) or None

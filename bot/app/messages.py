@@ -69,3 +69,44 @@ paperbot: Discord rejected DISCORD_TOKEN (it was reset or revoked).
 
 Create a new one at https://discord.com/developers/applications → your application → Bot → Reset Token,
 and put it in .env as DISCORD_TOKEN=<token>. See docs/discord.md."""
+
+# Slash commands in Chinese (Discord shows them to clients set to zh-CN or zh-TW), keyed by the English text
+# of each command name, description, option name and option description (bot/app/translate.py).
+COMMANDS_ZH = {
+    "ask": "提问",
+    "Ask a question; the answer quotes the abstracts it relies on.": "提问；回答会引用它所依据的摘要原文。",
+    "question": "问题",
+    "Your question about the papers": "关于论文的问题",
+    "private": "私密",
+    "Only you see the answer (default: no)": "只有你能看到回答（默认：否）",
+    "llm": "语言模型",
+    "Let the language model summarize, when one is configured (default: yes)": "在已配置时由语言模型总结（默认：是）",
+    "search": "搜索",
+    "Find papers for a query (label, score, snippet).": "按查询查找论文（标签、分数、摘录）。",
+    "query": "查询",
+    "What to look for": "要查找的内容",
+    "k": "数量",
+    "Papers per page (default 5)": "每页论文数（默认 5）",
+    "paper": "论文",
+    "The whole abstract of one paper.": "一篇论文的完整摘要。",
+    "Start typing a label or id": "输入标签或编号",
+    "about": "关于",
+    "What this bot knows and how to use it.": "这个机器人知道什么，以及如何使用它。",
+    "reindex": "重建索引",
+    "Rebuild the paper index from the corpus (admins).": "从语料重建论文索引（仅管理员）。",
+}
+
+ZH = {
+    "WRITING": "正在撰写…",
+    "NO_MORE_SOURCES": "这个回答没有参考其他论文。",
+    "SOURCES_NOTE": "检索考虑过的每篇论文，按相关度排序，附最接近的句子。",
+    "NO_RESULTS": "没有找到论文。",
+    "STORE_UNAVAILABLE": "暂时无法访问论文库，请一分钟后再试。",
+    "ALREADY_SHARED": "这个回答已经在频道里了。",
+}
+
+
+def text(name: str, lang: str = "en", **fields) -> str:
+    """The Discord message `name` in `lang` (English when there is no translation), with `fields` filled in."""
+    template = {"zh": ZH}.get(lang, {}).get(name) or globals()[name]
+    return template.format(**fields) if fields else template

@@ -164,13 +164,15 @@ class Harness:
             await asyncio.wait(pending, timeout=left)
 
     def slash_payload(self, name: str, *, user: dict | None = None, dm: bool = False, roles: Iterable[int] = (),
-                      permissions: int = MEMBER_PERMS, thread: int | None = None, **options: Any) -> dict:
+                      permissions: int = MEMBER_PERMS, thread: int | None = None, locale: str = "en-US",
+                      **options: Any) -> dict:
         """INTERACTION_CREATE for /name; `thread`: run in that thread (one the fake Discord created)."""
         command = self._command(name)
         data = {"id": str(self.payloads.next_id()), "name": name, "type": 1, "options": self.payloads.options(command, options)}
         if not dm:
             data["guild_id"] = str(GUILD_ID)
-        payload = self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions)
+        payload = self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions,
+                                            locale=locale)
         if thread is not None:
             payload["channel_id"] = str(thread)
             payload["channel"] = {k: v for k, v in self.rest.threads[thread].items() if k != "newly_created"}

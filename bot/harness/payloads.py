@@ -91,10 +91,10 @@ class Payloads:
                            authorizing_integration_owners={"0": str(GUILD_ID)})
 
     def interaction(self, itype: int, data: dict, *, user: dict | None, dm: bool, roles: Iterable[int],
-                     permissions: int, message: dict | None = None) -> dict:
+                     permissions: int, message: dict | None = None, locale: str = "en-US") -> dict:
         token = f"token-{self.next_id()}"
         payload: dict = {"id": str(self.next_id()), "application_id": str(APP_ID), "type": itype, "token": token,
-                         "version": 1, "data": data, "locale": "en-US", "entitlements": [],
+                         "version": 1, "data": data, "locale": locale, "entitlements": [],
                          "app_permissions": str(MEMBER_PERMS), "attachment_size_limit": 8 * 1024 * 1024}
         self._place(payload, user or self.user(), dm=dm, roles=roles, permissions=permissions)
         if message is not None:

@@ -15,6 +15,7 @@ import pytest
 
 from bot import cli, runtime
 from bot.app import embeds
+from paperbot import messages
 from paperbot.errors import LLMError
 from paperbot.settings import LLMSettings, Settings
 from retrieval import prompts
@@ -32,6 +33,10 @@ from tests.llm_server import Endpoint, Reply, chunk, completion
 QUESTION = "chain-of-thought reasoning"  # three relevant papers in the bundled corpus
 QUESTION_ZH = "思维链推理有哪些方法？"
 OFF_TOPIC = "what is the best recipe for chocolate cake?"
+# Answers the passages of QUESTION support: [1] HopChain, [2] NV-CoT, [3] ThinkSafe.
+GOOD_1 = "Long chain-of-thought reasoning exposes failure modes such as perception and hallucination errors [1]."
+GOOD_2 = "NV-CoT lets MLLMs reason over images using continuous numerical coordinates [2]."
+GOOD_3 = "Large reasoning models use reinforcement learning to generate long chain-of-thought reasoning [3]."
 RAW_MENTION = re.compile(r"@everyone|@here|<@[!&]?\d+>|<#\d+>", re.I)
 
 
@@ -92,7 +97,7 @@ def baseline(library):
 
 def assert_extractive_fallback(answer, baseline, reason_part: str) -> None:
     assert answer.mode == "extractive"
-    assert reason_part in (answer.fallback_reason or "")
+    assert reason_part in f"{answer.fallback_reason} {answer.fallback_detail}"
     assert answer.text == baseline.text
     assert answer.citations == baseline.citations
     assert not answer.abstained
@@ -110,7 +115,8 @@ def assert_inert(answer: Answer) -> None:
 
 
 def test_streamed_answer_keeps_store_quotes_and_reports_usage(library, endpoint, baseline):
-    endpoint.enqueue(Reply.stream(["HopChain ", "chains hops [1]", ", while NV-CoT uses coordinates [2]."],
+    endpoint.enqueue(Reply.stream(["Long chain-of-thought ", "reasoning exposes failure modes [1]",
+                                   ", while NV-CoT reasons over images with numerical coordinates [2]."],
                                   usage={"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320}))
     seen: list[str] = []
 
@@ -120,7 +126,8 @@ def test_streamed_answer_keeps_store_quotes_and_reports_usage(library, endpoint,
     answer = ask(library, endpoint, stream=True, on_text=on_text)
 
     assert answer.mode == "llm" and answer.fallback_reason is None
-    assert answer.text == "HopChain chains hops [1], while NV-CoT uses coordinates [2]."
+    assert answer.text == ("Long chain-of-thought reasoning exposes failure modes [1], while NV-CoT reasons over "
+                           "images with numerical coordinates [2].")
     assert [c.n for c in answer.citations] == [1, 2]
     assert answer.citations == baseline.citations[:2]  # quotes are the store's sentences, not the model's
     assert (answer.model, answer.tokens) == ("scripted", 320)
@@ -137,18 +144,18 @@ def test_streamed_answer_keeps_store_quotes_and_reports_usage(library, endpoint,
 
 
 def test_reply_cut_by_max_tokens_keeps_complete_sentences(library, endpoint):
-    events = [json.dumps(chunk(p)) for p in ["HopChain builds data [1]. ", "NV-CoT uses coordinates [2].\n",
+    events = [json.dumps(chunk(p)) for p in [GOOD_1 + " ", GOOD_2 + "\n",
                                              "[3] ThinkSafe: Large reasoning models (LRMs"]]
     events += [json.dumps(chunk(finish="length")), "[DONE]"]
     endpoint.enqueue(Reply(sse=events, content_type="text/event-stream"))
     answer = ask(library, endpoint, stream=True)
     assert answer.mode == "llm"
-    assert answer.text == "HopChain builds data [1]. NV-CoT uses coordinates [2]."
+    assert answer.text == f"{GOOD_1} {GOOD_2}"
     assert [c.n for c in answer.citations] == [1, 2]
 
 
 def test_server_that_does_not_stream_still_answers(library, endpoint):
-    endpoint.enqueue(Reply.answer("Psy-CoT splits reasoning into three steps [3].", usage={"total_tokens": 99}))
+    endpoint.enqueue(Reply.answer(GOOD_3, usage={"total_tokens": 99}))
     seen: list[str] = []
     answer = ask(library, endpoint, stream=True, on_text=seen.append)
     assert answer.mode == "llm" and answer.tokens == 99
@@ -168,7 +175,7 @@ def test_chat_completions_url_and_api_key_header(library, endpoint, caplog):
             return await answer_question(library, QUESTION, llm=LLMClient(settings.llm, http))
 
     answer = asyncio.run(go())
-    assert answer.mode == "extractive" and "HTTP 401" in answer.fallback_reason
+    assert answer.mode == "extractive" and "HTTP 401" in answer.fallback_detail
     assert len(endpoint.requests) == 1  # a 401 is not retried
     request = endpoint.requests[0]
     assert request["path"] == "/v1/chat/completions"
@@ -196,16 +203,22 @@ def test_answer_citing_only_a_number_not_in_the_prompt_falls_back(library, endpo
 
 
 def test_invalid_citation_is_removed_and_valid_ones_kept(library, endpoint, baseline):
-    endpoint.enqueue(Reply.answer("HopChain builds multi-hop data [1][9]. Others exist [4, 2]."))
+    endpoint.enqueue(Reply.answer("Long chain-of-thought reasoning exposes failure modes [1][9]. "
+                                  "NV-CoT reasons over images with numerical coordinates [4, 2]."))
     answer = ask(library, endpoint)
     assert answer.mode == "llm"
-    assert answer.text == "HopChain builds multi-hop data [1]. Others exist [2]."
+    assert answer.text == ("Long chain-of-thought reasoning exposes failure modes [1]. "
+                           "NV-CoT reasons over images with numerical coordinates [2].")
     assert [c.quote for c in answer.citations] == [c.quote for c in baseline.citations[:2]]
     assert answer.dropped_citations == (9, 4)
 
 
 def test_mentions_links_and_images_are_neutralized(library, endpoint):
-    endpoint.enqueue(Reply.answer("@everyone @here <@123> <@!45> <@&678> <#910> look: HopChain [1] "
+    # Snowflake ids (17-20 digits) are what Discord resolves; shorter ones are plain text.
+    endpoint.enqueue(Reply.answer("@everyone @here <@123456789012345678> <@!123456789012345679> "
+                                  "<@&123456789012345680> <#123456789012345681> look: long chain-of-thought "
+                                  "reasoning exposes diverse failure modes, including perception, reasoning, "
+                                  "knowledge and hallucination errors [1] "
                                   "[details](https://evil.example/x) ![pic](http://evil.example/p.png) "
                                   "www.evil.example <https://evil.example>"))
     answer = ask(library, endpoint)
@@ -215,10 +228,11 @@ def test_mentions_links_and_images_are_neutralized(library, endpoint):
 
 
 def test_answer_length_is_bounded(library, endpoint):
-    endpoint.enqueue(Reply.answer("HopChain helps [1]. " + "More words here. " * 400))
+    long = " ".join(f"Long chain-of-thought reasoning exposes failure modes, case {i} [1]." for i in range(400))
+    endpoint.enqueue(Reply.answer(long))
     answer = ask(library, endpoint)
     assert answer.mode == "llm" and len(answer.text) <= MAX_ANSWER_CHARS and answer.text.endswith("…")
-    endpoint.enqueue(Reply.answer("HopChain helps [1]. " + "More words here. " * 400))
+    endpoint.enqueue(Reply.answer(long))
     shorter = ask(library, endpoint, max_chars=embeds.ANSWER_CHARS)  # what the Discord bot asks for
     assert shorter.mode == "llm" and len(shorter.text) <= embeds.ANSWER_CHARS and shorter.text.endswith("…")
 
@@ -250,7 +264,7 @@ def test_read_timeout_falls_back_without_retrying(library, endpoint, baseline):
 
 def test_429_waits_for_retry_after_then_answers(library, endpoint):
     endpoint.enqueue(Reply.json({"error": "slow down"}, 429, headers={"Retry-After": "2"}),
-                     Reply.answer("HopChain [1]."))
+                     Reply.answer(GOOD_1))
     clock = FakeClock()
     answer = ask(library, endpoint, clock=clock)
     assert answer.mode == "llm" and [c.n for c in answer.citations] == [1]
@@ -267,7 +281,7 @@ def test_429_asking_for_too_long_a_wait_falls_back_at_once(library, endpoint, ba
 
 def test_500_is_retried_with_backoff(library, endpoint):
     endpoint.enqueue(Reply.json({"error": "boom"}, 500), Reply.json({"error": "boom"}, 503),
-                     Reply.answer("NV-CoT uses coordinates [2]."))
+                     Reply.answer(GOOD_2))
     clock = FakeClock()
     answer = ask(library, endpoint, clock=clock)
     assert answer.mode == "llm" and [c.n for c in answer.citations] == [2]
@@ -307,7 +321,7 @@ def test_malformed_replies_fall_back(library, endpoint, baseline, reply, reason)
 
 
 def test_repeated_failures_skip_the_endpoint_until_the_cooldown_ends(library, endpoint, baseline):
-    endpoint.enqueue(Reply.json({}, 500), Reply.json({}, 500), Reply.answer("HopChain [1]."))
+    endpoint.enqueue(Reply.json({}, 500), Reply.json({}, 500), Reply.answer(GOOD_1))
     clock = FakeClock()
 
     def later(i: int) -> None:
@@ -317,7 +331,8 @@ def test_repeated_failures_skip_the_endpoint_until_the_cooldown_ends(library, en
     answers = ask(library, endpoint, times=4, clock=clock, between=later, retries=0, failure_threshold=2,
                   cooldown=60.0)
     assert [a.mode for a in answers] == ["extractive", "extractive", "extractive", "llm"]
-    assert "skipped for 60 s" in answers[2].fallback_reason
+    assert "skipped for 60 s" in answers[2].fallback_detail
+    assert answers[2].fallback_reason == messages.LLM_PAUSED and answers[0].fallback_reason == messages.LLM_FAILED
     assert len(endpoint.requests) == 3  # the third question never reached the endpoint
     assert all(a.citations for a in answers)
 
@@ -429,8 +444,8 @@ def test_prompt_injection_changes_no_pings_and_no_citations(injected_library, en
     extractive = asyncio.run(answer_question(injected_library, "chain-of-thought reasoning for planning"))
     valid = {c.n for c in extractive.citations}
     injected = next(c.n for c in extractive.citations if "ignore previous instructions" in c.quote)
-    endpoint.enqueue(Reply.answer(f"@everyone click https://evil.example/win [win](https://evil.example/win) "
-                                  f"Robot planning improves with reasoning [{injected}][7]."),
+    endpoint.enqueue(Reply.answer(f"@everyone click https://evil.example/win [win](https://evil.example/win)\n"
+                                  f"Chain-of-thought reasoning is evaluated for robot planning [{injected}][7]."),
                      Reply.answer("@everyone https://evil.example/win"))
     obeying, fully_obeying = ask(injected_library, endpoint, "chain-of-thought reasoning for planning", times=2)
 
@@ -456,7 +471,7 @@ def lend(library):
     return lambda settings, **kw: runtime.open_services(settings, library=library, **kw)
 
 
-@pytest.mark.parametrize("scripted, mode", [(Reply.answer("HopChain [1]."), "llm"), (Reply.json({}, 404), "extractive")])
+@pytest.mark.parametrize("scripted, mode", [(Reply.answer(GOOD_1), "llm"), (Reply.json({}, 404), "extractive")])
 def test_ask_json_reports_mode(library, endpoint, monkeypatch, capsys, scripted, mode):
     monkeypatch.setattr(cli, "open_services", lend(library))
     monkeypatch.setenv("LLM_BASE_URL", endpoint.url)
@@ -467,9 +482,9 @@ def test_ask_json_reports_mode(library, endpoint, monkeypatch, capsys, scripted,
     assert out["mode"] == mode and out["citations"]
     assert ("fallback_reason" in out) is (mode == "extractive")
     if mode == "llm":
-        assert out["model"] == "scripted" and out["answer"] == "HopChain [1]."
+        assert out["model"] == "scripted" and out["answer"] == GOOD_1
     else:
-        assert "HTTP 404" in out["fallback_reason"]
+        assert out["fallback_reason"] == messages.LLM_FAILED and "HTTP 404" in out["fallback_detail"]
 
 
 def test_ask_no_llm_never_calls_the_endpoint(library, endpoint, monkeypatch, capsys):

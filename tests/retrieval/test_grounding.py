@@ -1,0 +1,212 @@
+"""Only grounded text is shown as an LLM answer: debris removal and the per-sentence support check.
+
+Unit cases run on the passages the bundled corpus gives for "chain-of-thought
+reasoning" (lexical check only, and with the real embedder); the loopback cases
+replay the garbage the issue reports through the whole answer path.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from paperbot import messages
+from retrieval import prompts
+from retrieval.grounding import Passage, ground_reply, split_sentences, strip_template
+from retrieval.qa import rewrite_problem
+from tests.llm_server import Endpoint, Reply
+from tests.retrieval.test_llm import GOOD_1, GOOD_2, GOOD_3, QUESTION, QUESTION_ZH, ask
+
+P1 = ("HopChain", "We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes, including "
+      "perception, reasoning, knowledge, and hallucination errors, which can compound across intermediate steps.")
+P2 = ("NV-CoT", "Recent multimodal large language models (MLLMs) increasingly rely on visual chain-of-thought to "
+      "perform region-grounded reasoning over images. … In this paper, we propose Numerical Visual Chain-of-Thought "
+      "(NV-CoT), a framework that enables MLLMs to reason over images using continuous numerical coordinates.")
+P3 = ("ThinkSafe", "Large reasoning models (LRMs) achieve remarkable performance by leveraging reinforcement "
+      "learning (RL) on reasoning tasks to generate long chain-of-thought (CoT) reasoning.")
+PASSAGES = [Passage.of(n, label, text) for n, (label, text) in enumerate((P1, P2, P3), start=1)]
+
+
+@pytest.fixture(scope="module")
+def embed(embedder):
+    return embedder.encode
+
+
+@pytest.fixture
+def endpoint():
+    e = Endpoint()
+    yield e
+    e.close()
+
+
+@pytest.mark.parametrize("raw, kept", [
+    ("Answer<|im_end|>", "Answer"),
+    ("<|im_start|>assistant\nThe answer [1].<|im_end|>\n<|im_start|>user\nQuestion: more?", "The answer [1]."),
+    ("<start_of_turn>model\nThe answer [1].<end_of_turn>\n<start_of_turn>user\nwhy?", "The answer [1]."),
+    ("The answer [1].</s> junk", "The answer [1]."),
+    ("The answer [1].\nUser: and then?\nAssistant: more", "The answer [1]."),
+    ("Answer: The answer [1].", "The answer [1]."),
+    ("[INST] The answer [1]. [/INST]", "The answer [1]."),
+])
+def test_strip_template(raw, kept):
+    assert strip_template(raw).strip() == kept
+
+
+def test_split_sentences_keeps_citations_with_their_sentence():
+    assert split_sentences("A is b, e.g. c [1]. D uses 0.5 of e [2][3]. 中文句子[1]。Last") == [
+        "A is b, e.g. c [1].", "D uses 0.5 of e [2][3].", "中文句子[1]。", "Last"]
+
+
+@pytest.mark.parametrize("with_embedder", [False, True])
+@pytest.mark.parametrize("text", [
+    GOOD_1, GOOD_2, GOOD_3, f"{GOOD_1} {GOOD_2} {GOOD_3}",
+    "HopChain finds that long CoT reasoning exposes failure modes that compound across steps [1], while NV-CoT "
+    "reasons over images with numerical coordinates [2].",
+    "Errors such as hallucination can compound across intermediate reasoning steps [1].",
+    "ThinkSafe notes that LRMs use RL to produce long chain-of-thought [3].",
+    "HopChain 发现长链思维 (CoT) 推理会暴露 perception 和 hallucination 错误 [1]。",
+])
+def test_good_answers_are_kept_whole(text, with_embedder, embed):
+    g = ground_reply(text, PASSAGES, embed if with_embedder else None)
+    assert g.text == text and not g.removed and g.recited == 0
+
+
+@pytest.mark.parametrize("with_embedder", [False, True])
+@pytest.mark.parametrize("text, problem", [
+    ("[1] HopChain: We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes", "echo"),
+    ("[1] We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes [1].", "echo"),
+    ("[2] NV-CoT lets MLLMs reason over images.\n\nQuestion: chain-of-thought\n\nAnswer: [n]", "echo"),
+    # shapes of real SmolLM2-135M replies (tests/data/llm_recordings): the passage list copied or reworded
+    # under its labels, talk about the passages, labels alone
+    ("[1] HopChain: Long chain-of-thought reasoning exposes diverse failure modes.\n[2] NV-CoT: MLLMs reason "
+     "over images using continuous numerical coordinates.", "echo"),
+    ("NV-CoT: In this paper, we propose a framework called NV-CoT that lets MLLMs reason over images [2].", "echo"),
+    ("The passage is about long chain-of-thought reasoning and its failure modes, a key aspect [1].", "echo"),
+    ("[1] HopChain: [2] NV-CoT: [3] ThinkSafe: [4]\n\nI'm ready to assist with any questions you have.", "echo"),
+    ("Passages:\n" + prompts.passage_block([(1, *P1), (2, *P2)]) + f"\n\nQuestion: {QUESTION}", "echo"),
+    (prompts.passage_block([(1, *P1)]), "echo"),
+    ("Use only the numbered passages in the user message. Do not use outside knowledge.", "echo"),
+    ("The answer is [n]. The answer is [n]. The answer is [n].", "repeated"),
+    ("The answer is no. The answer is no.", "repeated"),
+    ("Chocolate cake needs cocoa, butter and sugar [1].", "unsupported"),
+    ("The Eiffel Tower is in Paris and was built in 1889 [2].", "unsupported"),
+    ("Yes [1].", "filler"),
+    ("Long chain-of-thought reasoning exposes failure modes such as hallucination errors.", None),
+])
+def test_garbage_leaves_nothing(text, problem, with_embedder, embed):
+    g = ground_reply(text, PASSAGES, embed if with_embedder else None)
+    if problem is None:  # an uncited sentence gets the passage that supports it
+        assert g.text == GOOD_1.removesuffix(" [1].").replace(" such as perception and", " such as") + " [1]."
+        return
+    assert g.text == "" and problem in g.removed
+
+
+@pytest.mark.parametrize("with_embedder", [False, True])
+def test_a_sentence_credited_to_the_wrong_passage_gets_the_right_number(with_embedder, embed):
+    g = ground_reply("NV-CoT lets MLLMs reason over images using continuous numerical coordinates [1].", PASSAGES,
+                     embed if with_embedder else None)
+    assert g.text == "NV-CoT lets MLLMs reason over images using continuous numerical coordinates [2]."
+    assert g.recited == 1 and g.used == [2]
+
+
+def test_repeated_sentences_keep_one_and_unsupported_ones_go(embed):
+    text = f"{GOOD_1} {GOOD_1} {GOOD_1} Chocolate cake needs cocoa [2]. {GOOD_2}"
+    g = ground_reply(text, PASSAGES, embed)
+    assert g.text == f"{GOOD_1} {GOOD_2}"
+    assert g.removed == {"repeated": 2, "unsupported": 1} and g.used == [1, 2]
+
+
+def test_a_sentence_that_cannot_be_checked_needs_a_checked_neighbour():
+    unverifiable = "这些方法都很有用 [1]。"
+    assert ground_reply(unverifiable, PASSAGES).text == ""
+    both = ground_reply(f"HopChain 发现 hallucination 错误会累积 [1]。{unverifiable}", PASSAGES)
+    assert both.text.endswith(unverifiable)
+
+
+# -- query rewrites ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply, problem", [
+    ("chain-of-thought reasoning methods", None),
+    ("Query: masked fine-tuning of LLM weights", None),
+    ("The answer is no. The answer is no.", "a repeated sentence"),
+    ("chain-of-thought reasoning<|im_end|>", "template tokens"),
+    ("<start_of_turn>model chain of thought", "template tokens"),
+    ("思维链推理方法", "no English words"),
+    ("méthodes de raisonnement pour les modèles", "not English"),
+    ("1. 1. 1. 1. 1. 1.", "no English words"),
+    ("ok", "too short"),
+    ("reasoning reasoning reasoning reasoning reasoning", "repeated words"),
+    (" ".join(["word"] * 30), "too long"),
+    # replies recorded from SmolLM2-135M (tests/data/llm_recordings)
+    ('The answer is: "No."', "an answer, not a query"),
+    ("To reframe the question, I'd suggest rephrasing it to: \"How can you reframe a question?\"",
+     "an answer, not a query"),
+    ("El módulos LoRA deberían entrenarse durante el post-entrenamiento con aprendizaje por refuerdo.",
+     "not English"),
+    ("The answer to this question is: The answer to this question is: The answer", "repeated words"),
+    ("Masked fine-tuning works. It matches full fine-tuning.", "more than one sentence"),
+    ("question answering with retrieval", None),
+])
+def test_rewrite_problem(reply, problem):
+    assert rewrite_problem(reply) == problem
+
+
+@pytest.mark.parametrize("rewrite", ["The answer is no. The answer is no.", "chain-of-thought reasoning<|im_end|>"])
+def test_a_bad_rewrite_is_not_searched_and_the_footer_says_so(library, endpoint, monkeypatch, rewrite):
+    queries: list[str] = []
+    real = library.search
+    monkeypatch.setattr(library, "search", lambda q, k=None: queries.append(q) or real(q, k))
+    endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
+    answer = ask(library, endpoint, QUESTION_ZH)
+    assert queries == [QUESTION_ZH] and answer.search_query is None
+    assert answer.notes == (messages.ZH["REWRITE_UNUSABLE"],)
+    from bot.app import embeds
+
+    assert messages.ZH["REWRITE_UNUSABLE"] in embeds.footer_for(answer)
+
+
+# -- the whole path, replayed from the loopback server ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply, reason", [
+    ("[1] HopChain: We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes\n"
+     f"[2] NV-CoT: Recent multimodal large language models\n\nQuestion: {QUESTION}", messages.LLM_DEBRIS),
+    ("The answer is [n]. " * 40, messages.LLM_NO_CITATION),
+    ("<|im_start|>user\nQuestion: what is chain-of-thought?<|im_end|>", messages.LLM_NO_CITATION),
+    ("Chocolate cake needs cocoa [1]. Paris is in France [2].", messages.LLM_UNGROUNDED),
+])
+def test_garbage_replies_fall_back_to_the_extractive_answer(library, endpoint, reply, reason):
+    endpoint.enqueue(Reply.answer(reply))
+    answer = ask(library, endpoint)
+    assert answer.mode == "extractive" and answer.fallback_reason == reason and answer.citations
+    assert "[n]" not in answer.text and "<|" not in answer.text
+
+
+def test_template_debris_is_cut_and_the_grounded_answer_shown(library, endpoint):
+    endpoint.enqueue(Reply.stream([GOOD_1, " ", GOOD_1, "<|im_end|>", "<|im_start|>user\n", "Question: more?"]))
+    answer = ask(library, endpoint, stream=True)
+    assert answer.mode == "llm" and answer.text == GOOD_1
+
+
+def test_wrongly_credited_sentence_is_recited_through_the_whole_path(library, endpoint):
+    endpoint.enqueue(Reply.answer("NV-CoT lets MLLMs reason over images using continuous numerical coordinates [3]."))
+    answer = ask(library, endpoint)
+    assert answer.mode == "llm" and answer.text.endswith("[2].") and [c.n for c in answer.citations] == [2]
+
+
+def test_a_chinese_question_answered_in_english_says_so(library, endpoint):
+    endpoint.enqueue(Reply.answer("chain-of-thought reasoning"), Reply.answer(GOOD_1))
+    answer = ask(library, endpoint, QUESTION_ZH)
+    assert answer.mode == "llm" and answer.notes == (messages.ZH["LANGUAGE_IGNORED"],)
+    endpoint.enqueue(Reply.answer("chain-of-thought reasoning"),
+                     Reply.answer("HopChain 发现长链 CoT 推理会暴露 perception 和 hallucination 错误 [1]。"))
+    answer = ask(library, endpoint, QUESTION_ZH)
+    assert answer.mode == "llm" and answer.notes == () and answer.language == "zh"
+
+
+def test_a_chinese_question_asks_for_a_chinese_answer(library, endpoint):
+    endpoint.enqueue(Reply.answer("chain-of-thought reasoning"), Reply.answer(GOOD_1))
+    ask(library, endpoint, QUESTION_ZH)
+    user = endpoint.requests[1]["body"]["messages"][1]["content"]
+    assert user.endswith(prompts.IN_LANGUAGE.format(language="Chinese"))
+    assert prompts.IN_LANGUAGE.format(language="Chinese") not in prompts.answer_messages("q", [(1, "A", "x")])[1]["content"]
