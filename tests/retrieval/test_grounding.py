@@ -155,7 +155,7 @@ def test_rewrite_problem(reply, problem):
 def test_a_bad_rewrite_is_not_searched_and_the_footer_says_so(library, endpoint, monkeypatch, rewrite):
     queries: list[str] = []
     real = library.search
-    monkeypatch.setattr(library, "search", lambda q, k=None: queries.append(q) or real(q, k))
+    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
     assert queries == [QUESTION_ZH] and answer.search_query is None
