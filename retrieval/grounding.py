@@ -98,6 +98,9 @@ _PROMPT_LINES = [set(_words(line)) for line in (prompts.SYSTEM + "\n" + prompts.
                  if len(_words(line)) >= 4]
 
 
+_LIST_MARK = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
+
+
 def _squash(text: str) -> str:
     return " ".join(_words(text.replace("…", " ")))
 
@@ -105,15 +108,17 @@ def _squash(text: str) -> str:
 def _echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
     """A line that reproduces the prompt: a passage line ("[2] Label: …", or "[2]" and the start of the label
     or of the passage), a "Question:" line, a rule."""
-    bare = line.strip().lstrip("-*• ").strip()
+    bare = _LIST_MARK.sub("", line.strip())
     if _ECHO_LINE.match(bare):
         return True
     head = re.match(r"^(?:\[\d{1,3}\]\s*)?(.{1,200}?)\s*:", bare)  # "[2] Label:" or "Label:", as listed
     if head:
         named = _squash(head.group(1))
         for p in passages:
-            label = _squash(p.label)
+            label, text = _squash(p.label), _squash(p.text)
             if label and (named == label or (len(named) >= 6 and label.startswith(named))):
+                return True
+            if len(named) >= 12 and text.startswith(named):  # "The passage's first words: …"
                 return True
     m = re.match(r"^\[\d{1,3}\]\s*(.+)$", bare)
     if m:

@@ -297,6 +297,8 @@ def rewrite_problem(reply: str) -> str | None:
         return "an answer, not a query"
     if len(re.findall(r"[.!?](?:\s|$)", query)) > 1:
         return "more than one sentence"
+    if query.endswith(".") and len(query.split()) > 12:
+        return "a statement, not a query"
     return None
 
 

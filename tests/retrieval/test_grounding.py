@@ -146,6 +146,8 @@ def test_a_sentence_that_cannot_be_checked_needs_a_checked_neighbour():
     ("The answer to this question is: The answer to this question is: The answer", "repeated words"),
     ("Masked fine-tuning works. It matches full fine-tuning.", "more than one sentence"),
     ("question answering with retrieval", None),
+    ("The agents are designed to cooperate and cooperate with each other to achieve a common goal.",
+     "a statement, not a query"),
 ])
 def test_rewrite_problem(reply, problem):
     assert rewrite_problem(reply) == problem
