@@ -41,10 +41,12 @@ async def test_ask_dm_and_mention_cite_verbatim_sentences(bot, library):
         embed = ex.messages[-1]["embeds"][0]
         assert "[1]" in embed["description"]
         first = embed["fields"][0]
-        assert first["name"].startswith("[1] BMT")
-        label = re.match(r"\[1\] (.+?)(?: — .*)?$", first["name"]).group(1)
+        assert first["name"] == "[1] BMT"
+        label = re.match(r"\[1\] (.+)$", first["name"]).group(1)
         assert label.replace("\\", "") in labels
-        quote = first["value"].split("\n")[0].strip("\u201c\u201d").replace("\\", "")  # then the detail line
+        quoted, detail = first["value"].rsplit("\n", 1)
+        assert detail.replace("\\", "").startswith("000_deadc23a40f1a47e.txt #6")
+        quote = quoted.strip("\u201c\u201d").replace("\\", "")
         assert any(part.strip() in a for a in abstracts.values() for part in quote.split("…"))
     # the same answer whichever way it was asked
     assert slash.messages[-1]["embeds"][0]["fields"] == dm.messages[-1]["embeds"][0]["fields"]

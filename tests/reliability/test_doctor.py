@@ -184,8 +184,10 @@ def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path):
     env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 700)), "DISCORD_TOKEN": DISCORD_TOKEN}
     with Library(make_settings(tmp_path, **env), embedder=HashEmbedder()) as lib:
         lib.ingest()
-    [segment] = [p for p in (tmp_path / "chroma").iterdir() if p.is_dir()]
-    os.truncate(segment / "data_level0.bin", 1000)
+    segments = [p for p in (tmp_path / "chroma").iterdir() if (p / "data_level0.bin").is_file()]
+    assert segments, "no HNSW index on disk to damage"
+    for segment in segments:  # the chunks' index and the sentences' index
+        os.truncate(segment / "data_level0.bin", 1000)
     code, lines = doctor_lines(tmp_path, env)
     assert code == 1
     store = line_of(lines, "store")

@@ -195,7 +195,7 @@ INVALID = {
 # Free-form variables: any value is valid (paths, names, secrets).
 FREE_FORM = {"CHROMA_PATH", "CHROMA_HOST", "CHROMA_AUTH_TOKEN", "EMBEDDING_MODEL", "DISCORD_TOKEN",
              "DISCORD_ADMIN_ROLE", "LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
-             "PAPERBOT_CORPUS", "PAPERBOT_CACHE_DIR", "PAPERBOT_LOG_DIR"}
+             "PAPERBOT_CORPUS", "PAPERBOT_CACHE_DIR", "PAPERBOT_LOG_DIR", "EMBEDDING_CACHE_DIR"}
 
 
 def test_the_table_covers_every_variable_in_settings():
