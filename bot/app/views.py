@@ -195,23 +195,57 @@ class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], te
         await _gone(interaction, messages.THREAD_STARTED.format(thread=thread.mention))
 
 
-class Pager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
-            template=r"pb:pg:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,3}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
+class _Paging(_Persistent):
+    """Previous / Next with the result's key, page, page size and owner in the custom_id (`prefix`)."""
+
+    prefix = ""
+
     def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False) -> None:
         label = "Previous" if direction == "p" else "Next"
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
-                                           custom_id=f"pb:pg:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
+                                           custom_id=f"{self.prefix}:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
         self.key, self.page, self.k, self.owner = key, max(page, 0), k, owner
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
-                             /) -> Pager:
+                             /) -> _Paging:
         return cls(match["dir"], match["key"], int(match["page"]), max(1, int(match["k"])), int(match["owner"]))
+
+    def mine(self, interaction: discord.Interaction) -> bool:
+        """The asker's own (or a private) message: page it in place; anyone else gets a private copy."""
+        message = interaction.message
+        return message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
+
+    async def show(self, interaction: discord.Interaction, mine: bool, page: embeds.Page,
+                   view: discord.ui.View | None) -> None:
+        kwargs = {"embeds": [embeds.to_embed(c) for c in page.cards], "view": view, "allowed_mentions": NO_MENTIONS}
+        if interaction.response.is_done():
+            await interaction.edit_original_response(**kwargs)
+        elif mine:
+            await interaction.response.edit_message(**kwargs)
+        else:  # someone else's result: their own private copy, the asker's message stays put
+            await interaction.response.send_message(**kwargs, ephemeral=True)
+
+
+def _pager_view(item: type[_Paging], key: str, page: int, pages: int, k: int, owner: int) -> discord.ui.View | None:
+    if pages <= 1:
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(item("p", key, page - 1, k, owner, disabled=page <= 0))
+    view.add_item(item("n", key, page + 1, k, owner, disabled=page >= pages - 1))
+    return view
+
+
+class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
+            template=r"pb:pg:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,3}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
+    """Previous / Next through the papers of one /search."""
+
+    prefix = "pb:pg"
 
     async def run(self, interaction: discord.Interaction) -> None:
         bot = _bot(interaction)
         message = interaction.message
-        mine = message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
+        mine = self.mine(interaction)
         result = bot.recall(self.key)
         if not isinstance(result, SearchResult):
             query = _title_text(message, "Search: ") if message else None
@@ -225,16 +259,8 @@ class Pager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
             bot.remember(self.key, result)
         page = min(self.page, embeds.search_page_count(result, self.k) - 1)
         owner = self.owner if mine else interaction.user.id
-        current = embeds.search_page(result, page, self.k)
-        view = search_view(self.key, result, page, self.k, owner)
-        kwargs = {"embeds": [embeds.to_embed(c) for c in current.cards], "view": view,
-                  "allowed_mentions": NO_MENTIONS}
-        if interaction.response.is_done():
-            await interaction.edit_original_response(**kwargs)
-        elif mine:
-            await interaction.response.edit_message(**kwargs)
-        else:  # someone else's search: their own private copy, the asker's message stays put
-            await interaction.response.send_message(**kwargs, ephemeral=True)
+        await self.show(interaction, mine, embeds.search_page(result, page, self.k),
+                        search_view(self.key, result, page, self.k, owner))
 
 
 def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, thread: bool) -> discord.ui.View | None:
@@ -257,29 +283,14 @@ def view_for_answer(bot: PaperBot, answer: Answer, *, ephemeral: bool, thread: b
 
 
 def search_view(key: str, result: SearchResult, page: int, k: int, owner: int) -> discord.ui.View | None:
-    pages = embeds.search_page_count(result, k)
-    if pages <= 1:
-        return None
-    view = discord.ui.View(timeout=None)
-    view.add_item(Pager("p", key, page - 1, k, owner, disabled=page <= 0))
-    view.add_item(Pager("n", key, page + 1, k, owner, disabled=page >= pages - 1))
-    return view
+    return _pager_view(Pager, key, page, embeds.search_page_count(result, k), k, owner)
 
 
-class ListPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
+class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
                 template=r"pb:ls:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,4}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
     """Previous / Next through a list of papers (an author's, an area's), remembered under `key`."""
 
-    def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False) -> None:
-        label = "Previous" if direction == "p" else "Next"
-        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
-                                           custom_id=f"pb:ls:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
-        self.key, self.page, self.k, self.owner = key, max(page, 0), k, owner
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
-                             /) -> ListPager:
-        return cls(match["dir"], match["key"], int(match["page"]), max(1, int(match["k"])), int(match["owner"]))
+    prefix = "pb:ls"
 
     async def run(self, interaction: discord.Interaction) -> None:
         remembered = _bot(interaction).recall(self.key)
@@ -287,27 +298,15 @@ class ListPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
             await _gone(interaction)
             return
         heading, papers = remembered
-        pages = max(1, -(-len(papers) // self.k))
-        page = min(self.page, pages - 1)
-        message = interaction.message
-        mine = message is not None and (message.flags.ephemeral or interaction.user.id == self.owner)
+        page = min(self.page, max(1, -(-len(papers) // self.k)) - 1)
+        mine = self.mine(interaction)
         owner = self.owner if mine else interaction.user.id
-        kwargs = {"embeds": [embeds.to_embed(c) for c in embeds.paper_list_page(heading, papers, page, self.k).cards],
-                  "view": list_view(self.key, len(papers), page, self.k, owner), "allowed_mentions": NO_MENTIONS}
-        if mine:
-            await interaction.response.edit_message(**kwargs)
-        else:  # someone else's list: their own private copy
-            await interaction.response.send_message(**kwargs, ephemeral=True)
+        await self.show(interaction, mine, embeds.paper_list_page(heading, papers, page, self.k),
+                        list_view(self.key, len(papers), page, self.k, owner))
 
 
 ITEMS = (MoreSources, Share, DiscussInThread, Pager, ListPager)
 
 
 def list_view(key: str, total: int, page: int, k: int, owner: int) -> discord.ui.View | None:
-    pages = max(1, -(-total // k))
-    if pages <= 1:
-        return None
-    view = discord.ui.View(timeout=None)
-    view.add_item(ListPager("p", key, page - 1, k, owner, disabled=page <= 0))
-    view.add_item(ListPager("n", key, page + 1, k, owner, disabled=page >= pages - 1))
-    return view
+    return _pager_view(ListPager, key, page, max(1, -(-total // k)), k, owner)
