@@ -14,7 +14,7 @@ from retrieval import prompts
 from retrieval.grounding import Passage, ground_reply, split_sentences, strip_template
 from retrieval.qa import rewrite_problem
 from tests.llm_server import Endpoint, Reply
-from tests.retrieval.test_llm import GOOD_1, GOOD_2, GOOD_3, QUESTION, QUESTION_ZH, ask
+from tests.retrieval.test_llm import GOOD_1, GOOD_2, GOOD_3, QUESTION, QUESTION_ZH, ask, record_searches
 
 P1 = ("HopChain", "We find that long chain-of-thought (CoT) reasoning exposes diverse failure modes, including "
       "perception, reasoning, knowledge, and hallucination errors, which can compound across intermediate steps.")
@@ -155,9 +155,7 @@ def test_rewrite_problem(reply, problem):
 
 @pytest.mark.parametrize("rewrite", ["The answer is no. The answer is no.", "chain-of-thought reasoning<|im_end|>"])
 def test_a_bad_rewrite_is_not_searched_and_the_footer_says_so(library, endpoint, monkeypatch, rewrite):
-    queries: list[str] = []
-    real = library.search
-    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
+    queries = record_searches(monkeypatch, library)
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
     assert queries == [QUESTION_ZH] and answer.search_query is None

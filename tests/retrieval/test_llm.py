@@ -381,15 +381,21 @@ def test_non_english_question_is_searched_in_english_and_answered_in_its_languag
     assert QUESTION_ZH in final["messages"][1]["content"]
 
 
+def record_searches(monkeypatch, library) -> list[str]:
+    """The queries `library` is searched with from now on, in order (the searches still run)."""
+    queries: list[str] = []
+    real = library.search
+    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
+    return queries
+
+
 @pytest.mark.parametrize("rewrite", [
     "1. 1. 1. 1. 1. 1.",
     "The answer to this question is: the method of neural networks is based on the concept of neural networks, "
     "which is a type of machine learning algorithm that uses neural networks to make predictions based on data.",
 ])
 def test_unusable_rewrite_searches_the_question_as_asked(library, endpoint, monkeypatch, rewrite):
-    queries: list[str] = []
-    real = library.search
-    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
+    queries = record_searches(monkeypatch, library)
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
     assert queries == [QUESTION_ZH] and answer.search_query is None
@@ -397,9 +403,7 @@ def test_unusable_rewrite_searches_the_question_as_asked(library, endpoint, monk
 
 
 def test_without_llm_a_non_english_question_is_searched_as_asked(library, monkeypatch):
-    queries: list[str] = []
-    real = library.search
-    monkeypatch.setattr(library, "search", lambda q, k=None, filters=None: queries.append(q) or real(q, k, filters))
+    queries = record_searches(monkeypatch, library)
     answer = asyncio.run(answer_question(library, QUESTION_ZH))
     assert queries == [QUESTION_ZH] and answer.mode == "extractive" and answer.search_query is None
 
