@@ -1,0 +1,334 @@
+"""A NeurIPS-size run: a generated conference program ingested, then the bot under load, then a soak.
+
+The program is the conference site's JSON (the shape `tests/shapes.py` documents):
+N papers with titles, 2-6 authors drawn from a few thousand invented names, one of
+24 areas, oral/spotlight/poster, two tracks. Abstracts are recombined from real
+sentences (the bundled corpus and BEIR SciFact), 1,000-1,900 characters like a
+NeurIPS abstract, so no two are the same and no site's data is copied.
+
+Measured, printing numbers:
+  1. ingest: `paperbot ingest program.json` end to end (process start included),
+     docs/s; the baseline in the same run is the model alone encoding a sample of
+     the same texts (title and abstract, as embedded), before and after, so the
+     ratio says how close the pipeline comes to what the model allows here;
+  2. filters (issue 12): warm filtered searches (type, author, area) against
+     unfiltered ones on the same store, interleaved, p50 ratio;
+  3. concurrency: N simultaneous /ask through the mock-client harness (real
+     discord.py classes, real store and model): answered, p50/p95, event-loop lag;
+  4. soak: questions at a steady pace for M minutes through the harness; RSS and
+     open file descriptors sampled every few seconds into a CSV and an SVG picture.
+     Steps 3 and 4 run in a separate bot process so its memory is the bot's own.
+
+    .venv/bin/python benchmarks/conference_bench.py --papers 6000 --workdir /tmp/conf --soak-minutes 20
+    .venv/bin/python benchmarks/conference_bench.py --workdir /tmp/conf --skip-ingest   # reuse the store
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.scale_bench import sentence_pool  # noqa: E402
+from tests.shapes import program_entry  # noqa: E402
+
+AREAS = [
+    ("Deep Learning", "Architectures"), ("Deep Learning", "Theory"), ("Optimization", "Convex"),
+    ("Optimization", "Non-convex"), ("Reinforcement Learning", "Deep RL"), ("Reinforcement Learning", "Planning"),
+    ("Probabilistic Methods", "Bayesian Inference"), ("Probabilistic Methods", "Gaussian Processes"),
+    ("Applications", "Biology"), ("Applications", "Health"), ("Applications", "Chemistry"),
+    ("Theory", "Learning Theory"), ("Theory", "Statistics"), ("Generative Models", "Diffusion"),
+    ("Generative Models", "Language Models"), ("Computer Vision", "Recognition"), ("Computer Vision", "3D"),
+    ("Natural Language Processing", "Reasoning"), ("Fairness", "Privacy"), ("Neuroscience", "Cognitive Science"),
+    ("Datasets", "Benchmarks"), ("Graph Learning", "GNNs"), ("Causality", "Causal Discovery"),
+    ("Interpretability", "Mechanistic"),
+]
+FIRST = ["Ana", "Wei", "Émilie", "Jonas", "Zoë", "Kenji", "Priya", "Olusegun", "María", "Søren", "Li", "Fatima",
+         "Mateus", "Chloé", "Arjun", "Yuki", "Ibrahim", "Elena", "Tomás", "Hyun", "Noor", "Dmitri", "Aisha", "Lukas",
+         "Sofía", "Emanuele", "Mei", "Kwame", "Ingrid", "Rafael", "Jiho", "Leila", "Bram", "Anaïs", "Hugo", "Ravi"]
+LAST = ["Zhang", "Durand", "Rodolà", "Müller", "Lima", "Tanaka", "Sharma", "Adeyemi", "García", "Nørgaard", "Chen",
+        "Haddad", "Silva", "Lefèvre", "Patel", "Sato", "Okafor", "Ivanova", "Núñez", "Kim", "Rahman", "Volkov",
+        "Bello", "Schmidt", "Ortiz", "Rossi", "Wang", "Mensah", "Lindqvist", "Costa", "Park", "Karimi", "de Vries",
+        "Moreau", "Berg", "Iyer", "Liu", "Novak", "Kowalski", "Yilmaz"]
+KEYWORDS = ["transformers", "diffusion", "reinforcement learning", "pruning", "sparsity", "alignment", "benchmark",
+            "graph neural networks", "causal inference", "privacy", "fairness", "optimization", "generalization",
+            "interpretability", "protein design", "robustness", "federated learning", "in-context learning",
+            "representation learning", "uncertainty", "bandits", "kernel methods", "vision-language", "agents"]
+INSTITUTIONS = ["Tsinghua University", "ETH Zürich", "MIT", "Université de Montréal", "KTH", "Sapienza", "KAIST",
+                "University of Tokyo", "EPFL", "Universidade de São Paulo", "Stanford", "Max Planck Institute"]
+
+
+def generate_program(n: int, pool: list[str], seed: int) -> dict:
+    rng = random.Random(seed)
+    names = [f"{f} {ln}" for f in FIRST for ln in LAST]  # 1,440 people; popular ones write more papers
+    weights = [1 / (1 + i) ** 0.6 for i in range(len(names))]
+    rng.shuffle(names)
+    results = []
+    for num in range(1, n + 1):
+        target, sentences = rng.randint(1000, 1900), []
+        while sum(len(s) + 1 for s in sentences) < target:
+            sentences.append(rng.choice(pool))
+        words = rng.choice(pool).rstrip(".").split()[:rng.randint(5, 10)]
+        area, sub = rng.choice(AREAS)
+        kind = rng.choices(["oral", "spotlight", "poster"], [0.02, 0.08, 0.90])[0]
+        people = list(dict.fromkeys(rng.choices(names, weights, k=rng.randint(2, 6))))
+        paper = {"id": f"Gen{num:07d}", "num": num, "title": " ".join(words).capitalize(),
+                 "authors": [(a, rng.choice(INSTITUTIONS)) for a in people], "abstract": " ".join(sentences),
+                 "area": area, "subarea": sub, "keywords": rng.sample(KEYWORDS, rng.randint(1, 3)), "type": kind,
+                 "track": "Datasets and Benchmarks" if area == "Datasets" else "Main"}
+        if kind == "oral":
+            results.append(program_entry(paper, "Oral"))
+        results.append(program_entry(paper, "Poster"))
+    return {"count": len(results), "next": None, "previous": None, "results": results}
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+# --- 1. ingest -----------------------------------------------------------------------------------------------
+
+def model_ceiling(settings, texts: list[str]) -> float:
+    """docs/s of the model alone on `texts`, through the same Embedder ingest uses."""
+    from ingest.embed import Embedder
+
+    embedder = Embedder(settings.embedding)
+    embedder.encode(texts[:8])  # load and warm
+    t = time.perf_counter()
+    embedder.encode(texts)
+    return len(texts) / (time.perf_counter() - t)
+
+
+def run_ingest(env: dict, program: Path, n: int) -> tuple[float, str]:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "ingest", str(program)], capture_output=True, text=True,
+                          env=env, cwd=REPO)
+    wall = time.perf_counter() - t
+    if proc.returncode:
+        raise SystemExit(f"ingest failed: {proc.stderr[-800:]}")
+    return wall, proc.stdout.strip().splitlines()[-1]
+
+
+# --- 2. filter cost ------------------------------------------------------------------------------------------
+
+def filter_cost(settings, questions: list[str], program: dict) -> None:
+    from bot.runtime import open_library
+    from retrieval.filters import Filters
+
+    first = program["results"][0]
+    author = first["authors"][0]["fullname"]
+    cases = {"type=oral": Filters(type="oral"), f"author={author}": Filters(author=author),
+             f"area={first['topic'].split('->')[0]}": Filters(area=first["topic"].split("->")[0])}
+    with open_library(settings) as lib:
+        lib.search(questions[0])
+        times: dict[str, list[float]] = {"unfiltered": [], **{k: [] for k in cases}}
+        for q in questions:
+            for name, f in [("unfiltered", None), *cases.items()]:
+                t = time.perf_counter()
+                lib.search(q, filters=f) if f else lib.search(q)
+                times[name].append(time.perf_counter() - t)
+    base = statistics.median(times["unfiltered"])
+    print(f"filters ({len(questions)} questions each, interleaved): unfiltered p50 {base * 1000:.0f} ms")
+    for name in cases:
+        p50 = statistics.median(times[name])
+        print(f"  {name}: p50 {p50 * 1000:.0f} ms = {p50 / base:.2f}x unfiltered")
+
+
+# --- 3-4. the bot: concurrency, then a soak (run in its own process) ------------------------------------------
+
+async def lag_monitor(stop: asyncio.Event, interval: float = 0.01) -> float:
+    worst, loop = 0.0, asyncio.get_running_loop()
+    while not stop.is_set():
+        t = loop.time()
+        await asyncio.sleep(interval)
+        worst = max(worst, loop.time() - t - interval)
+    return worst
+
+
+async def serve(store: Path, questions: list[str], concurrent: int, minutes: float, csv: Path) -> None:
+    from bot.app.client import PaperBot
+    from bot.harness import Harness
+    from bot.runtime import open_services
+    from paperbot.settings import Settings
+
+    settings = Settings.from_env({**os.environ, "CHROMA_PATH": str(store), "DISCORD_RATE_LIMIT": "10000"})
+    async with open_services(settings, warm_up=True) as services, Harness(PaperBot(services)) as h:
+        stop = asyncio.Event()
+        monitor = asyncio.create_task(lag_monitor(stop))
+        await asyncio.sleep(0.05)
+        start = time.perf_counter()
+        exchanges = [h.feed_interaction(h.slash_payload("ask", question=questions[i % len(questions)],
+                                                        user=h.user(10**17 + i, f"user{i}")))
+                     for i in range(concurrent)]
+        await asyncio.gather(*(h.wait(ex) for ex in exchanges))
+        wall = time.perf_counter() - start
+        stop.set()
+        lag = await monitor
+        latency = [ex.last_latency() for ex in exchanges]
+        cited = sum(1 for ex in exchanges if "[1]" in ex.messages[-1]["embeds"][0].get("description", ""))
+        print(f"concurrency: {concurrent} simultaneous /ask, {cited} answered with citations, wall {wall:.1f} s; "
+              f"latency p50 {statistics.median(latency):.2f} s p95 {pct(latency, 0.95):.2f} s; "
+              f"max event-loop lag {lag * 1000:.0f} ms", flush=True)
+        if minutes <= 0:
+            return
+        await soak(h, questions, minutes, csv)
+
+
+async def soak(h, questions: list[str], minutes: float, csv: Path, every: float = 5.0) -> None:
+    """One question every second (3 in flight at most), /ask and /search alternating; samples every `every` s."""
+    start = time.perf_counter()
+    end = start + minutes * 60
+    samples: list[tuple[float, float, int]] = []
+    errors, done, latency = 0, 0, []
+    in_flight: set[asyncio.Task] = set()
+
+    async def one(i: int) -> None:
+        nonlocal errors, done
+        command = "ask" if i % 2 == 0 else "search"
+        option = "question" if command == "ask" else "query"
+        ex = h.feed_interaction(h.slash_payload(command, **{option: questions[i % len(questions)]},
+                                                user=h.user(10**17 + i % 50, f"user{i % 50}")))
+        await h.wait(ex)
+        done += 1
+        latency.append(ex.last_latency())
+        if not ex.messages or "went wrong" in json.dumps(ex.messages).lower():
+            errors += 1
+
+    i, next_sample = 0, start
+    while time.perf_counter() < end:
+        now = time.perf_counter()
+        if now >= next_sample:
+            samples.append((now - start, rss_mb(), open_fds()))
+            next_sample += every
+        if len(in_flight) < 3:
+            task = asyncio.create_task(one(i))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+            i += 1
+        await asyncio.sleep(1.0)
+    await asyncio.gather(*in_flight)
+    samples.append((time.perf_counter() - start, rss_mb(), open_fds()))
+    csv.write_text("seconds,rss_mb,open_fds\n" + "".join(f"{t:.1f},{r:.1f},{f}\n" for t, r, f in samples))
+    warm = [s for s in samples if s[0] >= min(120.0, minutes * 60 / 4)]
+    growth = (warm[-1][1] - warm[0][1]) / warm[0][1] * 100
+    fds = sorted({s[2] for s in warm})
+    print(f"soak: {minutes:g} min, {done} questions answered, {errors} errors, latency p50 "
+          f"{statistics.median(latency):.2f} s p95 {pct(latency, 0.95):.2f} s", flush=True)
+    print(f"  RSS after warm-up {warm[0][1]:.0f} MB -> end {warm[-1][1]:.0f} MB ({growth:+.1f} %), "
+          f"peak {max(s[1] for s in samples):.0f} MB; open fds after warm-up: {fds[0]}..{fds[-1]}", flush=True)
+
+
+def svg_curve(csv: Path, out: Path, title: str) -> None:
+    """The RSS curve of a soak as a small SVG line chart (no plotting library needed)."""
+    rows = [tuple(map(float, line.split(","))) for line in csv.read_text().splitlines()[1:] if line]
+    w, h, pad = 640, 260, 48
+    t_max = max(r[0] for r in rows) or 1.0
+    top = max(r[1] for r in rows) * 1.1
+    x = lambda t: pad + (w - 2 * pad) * t / t_max  # noqa: E731
+    y = lambda mb: h - pad - (h - 2 * pad) * mb / top  # noqa: E731
+    points = " ".join(f"{x(t):.1f},{y(mb):.1f}" for t, mb, _ in rows)
+    ticks_y = [top * k / 4 for k in range(5)]
+    ticks_x = [t_max * k / 4 for k in range(5)]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+             f'font-size="11"><rect width="100%" height="100%" fill="white"/>',
+             f'<text x="{w / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>']
+    for v in ticks_y:
+        parts.append(f'<line x1="{pad}" x2="{w - pad}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
+                     f'<text x="{pad - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.0f}</text>')
+    for v in ticks_x:
+        parts.append(f'<text x="{x(v):.1f}" y="{h - pad + 16}" text-anchor="middle">{v / 60:.0f}</text>')
+    parts += [f'<polyline fill="none" stroke="#2b6cb0" stroke-width="2" points="{points}"/>',
+              f'<text x="{w / 2}" y="{h - 10}" text-anchor="middle">minutes</text>',
+              f'<text x="14" y="{h / 2}" transform="rotate(-90 14 {h / 2})" text-anchor="middle">RSS (MB)</text>',
+              "</svg>"]
+    out.write_text("\n".join(parts) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--papers", type=int, default=6000)
+    ap.add_argument("--workdir", type=Path, default=None, help="keep the program and store here")
+    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--skip-ingest", action="store_true", help="reuse the store in --workdir")
+    ap.add_argument("--sample", type=int, default=200, help="texts the model alone encodes, for the baseline")
+    ap.add_argument("--concurrent", type=int, default=20)
+    ap.add_argument("--soak-minutes", type=float, default=20)
+    ap.add_argument("--picture", type=Path, default=None, help="write the soak's RSS curve here (SVG)")
+    ap.add_argument("--serve", type=Path, default=None, help=argparse.SUPPRESS)  # internal: the bot process
+    args = ap.parse_args()
+    questions = []  # the claims whose sentences the abstracts are made of, then the bundled questions
+    if (args.scifact / "queries.jsonl").exists():
+        questions += [json.loads(x)["text"] for x in (args.scifact / "queries.jsonl").read_text().splitlines()[:200]]
+    questions += [json.loads(x)["question"] for x in
+                  (REPO / "benchmarks/data/bundled_questions.jsonl").read_text().splitlines() if x]
+    if args.serve:
+        asyncio.run(serve(args.serve, questions, args.concurrent, args.soak_minutes,
+                          args.serve.parent / "soak.csv"))
+        return 0
+
+    from paperbot.settings import Settings
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="paperbot-conf-"))
+    work.mkdir(parents=True, exist_ok=True)
+    program_path, store = work / "program.json", work / "store"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHROMA_", "PAPERBOT_", "EMBEDDING_"))}
+    env.update(CHROMA_PATH=str(store))
+    settings = Settings.from_env(env)
+    if not args.skip_ingest:
+        program = generate_program(args.papers, sentence_pool(args.scifact), seed=7)
+        program_path.write_text(json.dumps(program, ensure_ascii=False))
+    program = json.loads(program_path.read_text())
+    papers = {e["id"]: e for e in program["results"]}
+    texts = [f"{e['name']}. {e['abstract']}" for e in list(papers.values())[:args.sample]]
+    print(f"program: {len(papers)} papers ({len(program['results'])} entries), mean abstract "
+          f"{statistics.mean(len(e['abstract']) for e in papers.values()):.0f} characters; backend "
+          f"{settings.embedding.backend}", flush=True)
+    if not args.skip_ingest:
+        import shutil
+
+        shutil.rmtree(store, ignore_errors=True)
+        before = model_ceiling(settings, texts)
+        wall, summary = run_ingest(env, program_path, len(papers))
+        after = model_ceiling(settings, texts)
+        ceiling = (before + after) / 2
+        rate = len(papers) / wall
+        print(f"ingest: {len(papers)} papers in {wall:.0f} s = {rate:.1f} docs/s ({summary})")
+        print(f"  model alone on {len(texts)} of the same texts: {before:.1f} docs/s before, {after:.1f} after; "
+              f"pipeline = {rate / ceiling:.2f}x the model alone", flush=True)
+    filter_cost(settings, questions[:40], program)
+    proc = subprocess.run([sys.executable, __file__, "--serve", str(store), "--concurrent", str(args.concurrent),
+                           "--soak-minutes", str(args.soak_minutes)], env=env, cwd=REPO)
+    if proc.returncode:
+        return proc.returncode
+    if args.soak_minutes > 0 and args.picture:
+        svg_curve(work / "soak.csv", args.picture,
+                  f"paperbot bot process, {len(papers):,} papers: RSS over a {args.soak_minutes:g}-minute soak")
+        print(f"picture: {args.picture}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
