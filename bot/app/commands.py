@@ -217,7 +217,8 @@ async def related(interaction: discord.Interaction, text: app_commands.Range[str
     bot = _bot(interaction)
     body = (text or "").strip()
     if file is not None:
-        if file.size > RELATED_MAX_BYTES:
+        kind = (file.content_type or "text/plain").split(";")[0].strip().lower()
+        if file.size > RELATED_MAX_BYTES or not kind.startswith("text/"):  # refused before anything is read
             await interaction.response.send_message(bot_messages.RELATED_BAD_FILE.format(kb=RELATED_MAX_BYTES // 1024),
                                                     ephemeral=True, allowed_mentions=NO_MENTIONS)
             return

@@ -17,8 +17,9 @@ from bot.harness.payloads import (
            GUILD_ID,
            MANAGE_GUILD,
            MEMBER_PERMS,
+           Upload,
 )
 from bot.harness.rest import Call, Exchange, find_button
 
 __all__ = ["ADMIN_ROLE_ID", "APP_ID", "BOT_ROLE_ID", "BOT_USER_ID", "CHANNEL_ID", "GUILD_ID", "MANAGE_GUILD", "MEMBER_PERMS", "Call",
-           "Exchange", "Harness", "find_button"]
+           "Exchange", "Harness", "Upload", "find_button"]

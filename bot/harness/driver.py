@@ -26,9 +26,11 @@ from bot.harness.payloads import (
     APP_ID,
     BOT_ROLE_ID,
     BOT_USER_ID,
+    CHANNEL_ID,
     GUILD_ID,
     MEMBER_PERMS,
     Payloads,
+    Upload,
 )
 from bot.harness.rest import (
     Call,
@@ -99,6 +101,7 @@ class Harness:
         loop.set_task_factory(self._task_factory)
         await bot._async_setup_hook()
         bot.http.request = self.rest.rest_request  # type: ignore[method-assign]
+        bot.http.get_from_cdn = self.rest.get_from_cdn  # type: ignore[method-assign]
         self._adapter = RecordingWebhookAdapter(self.rest)
         state = bot._connection
         state.user = discord.ClientUser(state=state, data=self.payloads.bot_user())
@@ -166,9 +169,24 @@ class Harness:
     def slash_payload(self, name: str, *, user: dict | None = None, dm: bool = False, roles: Iterable[int] = (),
                       permissions: int = MEMBER_PERMS, thread: int | None = None, locale: str = "en-US",
                       **options: Any) -> dict:
-        """INTERACTION_CREATE for /name; `thread`: run in that thread (one the fake Discord created)."""
+        """INTERACTION_CREATE for /name; `thread`: run in that thread (one the fake Discord created).
+
+        An option given as an `Upload` is sent as Discord sends an attachment: its id as the value, the
+        attachment in `resolved`, its bytes on the CDN.
+        """
         command = self._command(name)
+        attachments = {}
+        for key, value in list(options.items()):
+            if isinstance(value, Upload):
+                aid = str(self.payloads.next_id())
+                url = f"https://cdn.discordapp.com/ephemeral-attachments/{CHANNEL_ID}/{aid}/{value.filename}"
+                attachments[aid] = {"id": aid, "filename": value.filename, "size": len(value.data), "url": url,
+                                    "proxy_url": url, "content_type": value.content_type, "ephemeral": True}
+                self.rest.cdn[url] = value.data
+                options[key] = aid
         data = {"id": str(self.payloads.next_id()), "name": name, "type": 1, "options": self.payloads.options(command, options)}
+        if attachments:
+            data["resolved"] = {"attachments": attachments}
         if not dm:
             data["guild_id"] = str(GUILD_ID)
         payload = self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions,

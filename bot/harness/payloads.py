@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import discord
 
@@ -21,6 +22,15 @@ BOT_USER_ID = APP_ID
 MANAGE_GUILD = discord.Permissions(manage_guild=True).value
 MEMBER_PERMS = discord.Permissions(send_messages=True, view_channel=True, read_message_history=True,
                                    embed_links=True).value
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file a user attaches to a slash command's attachment option; the fake CDN serves its bytes."""
+
+    filename: str
+    data: bytes
+    content_type: str = "text/plain; charset=utf-8"
 
 
 def now_iso() -> str:

@@ -149,10 +149,20 @@ class FakeDiscord:
         self._originals: dict[str, int] = {}  # interaction token -> original response message id
         self.on_call: Callable[[Call], None] | None = None  # sees every recorded request as it is made
         self.on_thread: Callable[[dict], None] | None = None  # the gateway's THREAD_CREATE, fed by the driver
+        self.cdn: dict[str, bytes] = {}  # attachment url -> its bytes
+        self.cdn_reads: list[str] = []
 
     def store(self, message: dict) -> None:
         """A message someone else posted (fed through the gateway): Discord keeps it for later fetches."""
         self.messages[int(message["id"])] = message
+
+    async def get_from_cdn(self, url: str) -> bytes:
+        """An attachment download (discord.py fetches these outside the REST API)."""
+        self.cdn_reads.append(url)
+        await asyncio.sleep(0)
+        if url not in self.cdn:
+            raise not_found("Not Found", 0)
+        return self.cdn[url]
 
     async def rest_request(self, route: discord.http.Route, *, files=None, form=None, **kwargs: Any) -> Any:
         body = kwargs.get("json")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.harness import Harness
+from bot.app import messages as bot_messages
+from bot.app.commands import RELATED_MAX_BYTES
+from bot.harness import Harness, Upload
 from paperbot import messages
 from retrieval.library import Library
 from tests import shapes
@@ -119,3 +121,24 @@ async def test_paper_without_abstract_is_shown_as_pending(make_bot, program_libr
     embed = ex.calls[0].json["data"]["embeds"][0]
     assert embed["title"] == "Diffusion Policies That Plan Ahead"
     assert messages.ABSTRACT_PENDING in embed["description"]
+
+
+async def test_related_reads_an_attached_text_file(make_bot, program_library):
+    text = "Regret bounds for online problems with bandit feedback.".encode()
+    async with Harness(make_bot(program_library)) as h:
+        attached = await h.slash("related", file=Upload("our-project.txt", b"\xef\xbb\xbf" + text))
+        both = await h.slash("related", text="Sparse binary masks for protein folding.", file=Upload("more.txt", text))
+        binary = await h.slash("related", file=Upload("notes.txt", b"\x89PNG\r\n\x1a\n\xff\xfe"))
+        image = await h.slash("related", file=Upload("figure.png", b"\x89PNG\r\n\x1a\n", "image/png"))
+        big = await h.slash("related", file=Upload("thesis.txt", b"bandit " * (RELATED_MAX_BYTES // 7 + 1)))
+        reads = list(h.rest.cdn_reads)
+    assert_calls_ok(attached.calls + both.calls + binary.calls + image.calls + big.calls)
+    assert fields(attached)[0]["name"].startswith("[1] Bounds for problem")  # the file's text was searched
+    names = [f["name"] for f in fields(both)]  # the pasted text and the file are read together
+    assert any("Sparse Masks for Protein Folding" in n for n in names[:2])
+    assert any("Bounds for problem" in n for n in names[:3])
+    assert [u.rsplit("/", 1)[-1] for u in reads] == ["our-project.txt", "more.txt", "notes.txt"]  # not the image nor the big one
+    bad = bot_messages.RELATED_BAD_FILE.format(kb=RELATED_MAX_BYTES // 1024)
+    assert binary.messages[-1]["content"] == bad  # known to be unreadable only once read
+    for refused in (image, big):
+        assert refused.calls[0].json["data"]["content"] == bad and refused.calls[0].json["data"]["flags"] == 64
