@@ -23,6 +23,8 @@ split), ``type`` (``presentation``, ``decision``, ``eventtype``: oral / spotligh
 ``track`` (or derived from ``sourceurl`` / ``venueid``), ``venue``, ``tldr``, ``url``
 (``paper_url``), ``pdf_url`` (``paper_pdf_url``, ``pdf``), ``site_url`` (``virtualsite_url``).
 Entries repeating an id (orals are listed twice in a program) are merged into one paper.
+Withdrawn and rejected submissions (an OpenReview ``venueid`` such as ``…/Rejected_Submission``,
+a ``venue`` or ``decision`` saying so) are skipped and counted: labs ingest the accepted papers.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ _LIST_KEYS = ("notes", "results", "papers", "data", "items", "records")
 _ID_SAFE = re.compile(r"[^A-Za-z0-9._:-]+")
 _PRESENTATION = re.compile(r"\b(oral|spotlight|poster)s?\b", re.IGNORECASE)
 _TRACK_IN_PATH = re.compile(r"/([A-Za-z][A-Za-z_]*?)_Track\b")
+_NOT_ACCEPTED = re.compile(r"\b(withdrawn|desk[ _]rejected|rejected)([ _]submission)?\b|^\s*reject\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class Supplement:
 class ParsedFile:
     papers: list[Paper] = field(default_factory=list)
     abstracts: list[Supplement] = field(default_factory=list)
+    not_accepted: list[str] = field(default_factory=list)  # withdrawn or rejected submissions skipped
 
 
 def text_id(text: str) -> str:
@@ -231,10 +235,15 @@ def _structured(found: tuple[_Records, bool], source: str, where: str) -> Parsed
         raise InputError(where, "contains no papers")
     merged: dict[str, tuple[int | None, int, dict]] = {}
     order: list[str | Supplement] = []  # papers (by key) and abstracts, in the order of their first record
+    skipped: list[str] = []
     for line, n, rec in records:
         if not isinstance(rec, dict):
             raise InputError(where, f"record {n}: expected a JSON object, got {type(rec).__name__}", line=line)
-        flat = _flat(_unwrap_note(rec), where, line, n)
+        note = _unwrap_note(rec)
+        if _not_accepted(note):
+            skipped.append(f"{where}:{line}" if line is not None else f"{where} record {n}")
+            continue
+        flat = _flat(note, where, line, n)
         if mapping or (flat["id"] and set(rec) <= _SUPPLEMENT_KEYS and flat["abstract"]):
             _check_abstract(flat["abstract"], where, line, n)
             order.append(Supplement(_safe_id(flat["id"]), flat["abstract"], source, 0, _record_ref(where, line, n)))
@@ -246,7 +255,7 @@ def _structured(found: tuple[_Records, bool], source: str, where: str) -> Parsed
         else:
             merged[key] = (line, n, flat)
             order.append(key)
-    out = ParsedFile()
+    out = ParsedFile(not_accepted=skipped)
     for position, entry in enumerate(order, start=1):
         if isinstance(entry, Supplement):
             out.abstracts.append(replace(entry, position=position))
@@ -268,6 +277,11 @@ def _unwrap_note(rec: dict) -> dict:
     if isinstance(forum, str) and forum and not any(flat.get(k) for k in _URL_KEYS):
         flat["url"] = f"{OPENREVIEW}/forum?id={forum}"
     return flat
+
+
+def _not_accepted(rec: dict) -> bool:
+    """A withdrawn or rejected submission, by its venue id, venue or decision."""
+    return any(isinstance(rec.get(k), str) and _NOT_ACCEPTED.search(rec[k]) for k in ("venueid", "venue", "decision"))
 
 
 def _merge(first: dict, again: dict) -> dict:

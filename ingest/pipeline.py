@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,6 +55,7 @@ class IngestSummary:
     chunks_embedded: int = 0
     snippets_added: int = 0  # papers stored by an earlier version whose sentence vectors were computed now
     duplicates: list[str] = field(default_factory=list)
+    not_accepted: list[str] = field(default_factory=list)  # withdrawn or rejected submissions skipped
     sources: list[str] = field(default_factory=list)
 
     def line(self) -> str:
@@ -64,11 +66,19 @@ class IngestSummary:
         text = ", ".join(parts) + f" ({self.chunks_embedded} chunks embedded, {len(self.sources)} sources)"
         if self.duplicates:
             text += f"; {len(self.duplicates)} duplicate abstracts skipped"
+        if self.not_accepted:
+            text += f"; {len(self.not_accepted)} withdrawn or rejected submissions skipped"
         return text
 
 
-def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
-                ) -> tuple[list[Paper], list[str], list[str]]:
+class Loaded(NamedTuple):
+    papers: list[Paper]
+    sources: list[str]  # file names
+    duplicates: list[str]  # "b.txt #1 repeats a.txt #2"
+    not_accepted: list[str]  # where each skipped withdrawn or rejected submission was
+
+
+def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None) -> Loaded:
     """Parse every file first (any error aborts before writing); drop repeated papers.
 
     Abstracts published apart from their program (an {id: abstract} file) are merged into
@@ -100,7 +110,7 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
                 add(with_abstract(known[s.paper_id], s.abstract))
             else:
                 add(supplement_paper(s))
-    return papers, [f.name for f in files], duplicates
+    return Loaded(papers, [f.name for f in files], duplicates, [ref for pf in parsed for ref in pf.not_accepted])
 
 
 def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
@@ -129,10 +139,12 @@ def ingest(
     their files are removed; papers of other sources are never touched.
     """
     stored = _stored_state(store)
-    papers, sources, duplicates = load_papers(paths, known={pid: s.fields for pid, s in stored.items()})
-    summary = IngestSummary(duplicates=duplicates, sources=sources)
+    papers, sources, duplicates, not_accepted = load_papers(paths, known={pid: s.fields for pid, s in stored.items()})
+    summary = IngestSummary(duplicates=duplicates, not_accepted=not_accepted, sources=sources)
     for d in duplicates:
         log.warning("duplicate abstract skipped: %s", d)
+    if not_accepted:
+        log.info("%d withdrawn or rejected submissions skipped, first at %s", len(not_accepted), not_accepted[0])
 
     with_sentences = store.sentence_hashes() if stored else set()
     wanted = {p.paper_id: p for p in papers}

@@ -90,7 +90,7 @@ def test_abstracts_published_apart_are_merged_with_the_program(tmp_path, form):
                                                                      for k, v in mapping.items()])
     assert not read_file(abstracts).papers and len(read_file(abstracts).abstracts) == 3
     for paths in ([program, abstracts], [tmp_path / "c"]):  # same command, or the same folder
-        papers, sources, duplicates = load_papers(paths)
+        papers, sources, duplicates, _ = load_papers(paths)
         assert len(papers) == 4 and duplicates == []
         beta = by_id(papers)["101"]
         assert beta.abstract == BETA["abstract"] and beta.source == "program.json"
@@ -161,3 +161,21 @@ def test_mixed_records_keep_their_order_and_distinct_positions(tmp_path):
                {"id": "c", "title": "C", "abstract": BENCH["abstract"]}]
     papers = parse_file(write_jsonl(tmp_path / "mixed.jsonl", records))
     assert [(p.paper_id, p.position) for p in papers] == [("a", 1), ("b", 2), ("c", 3)]
+
+
+def test_withdrawn_and_rejected_submissions_are_skipped_and_counted(tmp_path):
+    notes = [shapes.note_v2(p) for p in PAPERS]
+    notes[1]["content"]["venueid"]["value"] = "NeurIPS.cc/2026/Conference/Withdrawn_Submission"
+    notes[1]["content"]["venue"]["value"] = "NeurIPS 2026 Conference Withdrawn Submission"
+    v1 = shapes.note_v1(PAPERS[2])
+    v1["content"].update(venueid="NeurIPS.cc/2026/Conference/Rejected_Submission", venue="Submitted to NeurIPS 2026")
+    notes[2] = v1
+    path = write_jsonl(tmp_path / "notes.jsonl", notes)
+    program = shapes.program()
+    program["results"][-1]["decision"] = "Reject"
+    site = write_json(tmp_path / "program.json", program)
+    loaded = load_papers([path])
+    assert [p.paper_id for p in loaded.papers] == [BETA["id"], PENDING["id"]]
+    assert loaded.not_accepted == [f"{path}:2", f"{path}:3"]  # file and line of each
+    assert [p.paper_id for p in load_papers([site]).papers] == ["101", "102", "103"]
+    assert load_papers([site]).not_accepted == [f"{site} record 5"]

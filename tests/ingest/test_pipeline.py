@@ -322,3 +322,16 @@ def test_store_without_sentence_vectors_is_served_then_backfilled_without_reembe
     assert (again.unchanged, again.chunks_embedded, again.snippets_added) == (4, 0, 4)
     assert len(sentence_spans(lib)) == 4
     assert lib.ingest([f]).snippets_added == 0
+
+
+def test_paper_withdrawn_after_ingest_is_removed_and_reported(lib, tmp_path):
+    assert lib.ingest([_program(tmp_path)]).added == 4
+    program = json.loads((tmp_path / "c" / "program.json").read_text())
+    for entry in program["results"]:
+        if entry["id"] == 102:
+            entry["decision"] = "Withdrawn"
+    (tmp_path / "c" / "program.json").write_text(json.dumps(program))
+    summary = lib.ingest([tmp_path / "c" / "program.json"])
+    assert (summary.removed, summary.unchanged, len(summary.not_accepted)) == (1, 3, 1)
+    assert "1 withdrawn or rejected submissions skipped" in summary.line()
+    assert lib.paper("102") is None and lib.paper("101") is not None
