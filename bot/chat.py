@@ -23,9 +23,13 @@ from retrieval.library import Library
 
 REPL_HELP = """\
 Type a question (follow-ups such as "[2]" or "and for vision models?" continue the conversation), or:
-/ask QUESTION (a fresh question), /search QUERY, /paper LABEL-OR-ID, /about, more (sources of the last answer),
-next / prev (pages of the last search), share, quit. Start a question with !nollm (or /ask --no-llm)
+/ask QUESTION (a fresh question), /search QUERY, /paper LABEL-OR-ID, /author NAME, /area AREA,
+/similar LABEL-OR-ID, /related TEXT, /about, more (sources of the last answer),
+next / prev (pages of the last list), share, quit. Start a question with !nollm (or /ask --no-llm)
 to answer it without the language model."""
+# "/word REST" → the slash command and its option; the result is a list that next / prev page through.
+LISTS = {"/search": ("search", "query"), "/author": ("author", "author"), "/area": ("area", "area"),
+         "/similar": ("similar", "paper"), "/related": ("related", "text")}
 
 
 class _StreamEcho:
@@ -83,8 +87,9 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
             if line.lower() in {"help", "/help"}:
                 print(REPL_HELP, file=out)
                 continue
-            if word == "/search" and rest:
-                ex = await h.slash("search", query=rest)
+            if word in LISTS and rest:
+                command, option = LISTS[word]
+                ex = await h.slash(command, **{option: rest})
                 kind = "search"
             elif word == "/paper" and rest:
                 ex = await h.slash("paper", paper=rest)

@@ -69,7 +69,10 @@ async def test_search_and_paper_autocomplete_over_real_labels(bot, library):
 
 def test_chat_answers_like_the_bot(tmp_path, library):
     out = io.StringIO()
-    script = io.StringIO(f"{QUESTION}\nmore\n/search masking weights\n/about\nquit\nnever read\n")
+    first = library.papers()[0]
+    script = io.StringIO(f"{QUESTION}\nmore\n/search masking weights\n/about\n/similar {first.paper_id}\n"
+                         "/related We fine-tune language models by learning binary masks over their weights.\n"
+                         "quit\nnever read\n")
     code = run_repl(make_settings(tmp_path), lines=script, out=out, library=library)
     text = out.getvalue()
     assert code == 0
@@ -78,6 +81,8 @@ def test_chat_answers_like_the_bot(tmp_path, library):
     assert "Sources for: " in text
     assert "Search: masking weights" in text and "Papers 1–5 of" in text
     assert "Embedding model" in text
+    assert f"Papers like: {first.label}" in text and "Shared terms: " in text
+    assert "Papers related to your text" in text
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
