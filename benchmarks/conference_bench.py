@@ -40,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.bot_concurrency import lag_monitor, pct  # noqa: E402
 from benchmarks.scale_bench import sentence_pool  # noqa: E402
 from tests.shapes import program_entry  # noqa: E402
 
@@ -91,11 +92,6 @@ def generate_program(n: int, pool: list[str], seed: int) -> dict:
             results.append(program_entry(paper, "Oral"))
         results.append(program_entry(paper, "Poster"))
     return {"count": len(results), "next": None, "previous": None, "results": results}
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
 
 
 def rss_mb() -> float:
@@ -158,15 +154,6 @@ def filter_cost(settings, questions: list[str], program: dict) -> None:
 
 
 # --- 3-4. the bot: concurrency, then a soak (run in its own process) ------------------------------------------
-
-async def lag_monitor(stop: asyncio.Event, interval: float = 0.01) -> float:
-    worst, loop = 0.0, asyncio.get_running_loop()
-    while not stop.is_set():
-        t = loop.time()
-        await asyncio.sleep(interval)
-        worst = max(worst, loop.time() - t - interval)
-    return worst
-
 
 async def serve(store: Path, questions: list[str], concurrent: int, minutes: float, csv: Path) -> None:
     from bot.app.client import PaperBot
