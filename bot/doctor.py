@@ -250,7 +250,7 @@ def _inspect(store, dimension: int) -> dict:
     view = CorpusView.from_store(store, version)
     if chunks:  # the vector index answers, and its vectors can be read back
         first = view.chunk_ids[0]
-        [vector] = store.get_embeddings([first])
+        vector = store.get_embeddings([first])[first]
         nearest = store.query(vector, n=min(10, chunks))
         store.get_embeddings([cid for cid, _ in nearest])
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),

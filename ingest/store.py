@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from paperbot.errors import (
     ModelMismatchError,
     StoreError,
@@ -203,30 +205,25 @@ class Store:
                 return
             offset += PAGE
 
-    def get_embeddings(self, ids: list[str]):
-        if not ids:
-            return []
-        try:
-            page = self._collection.get(ids=ids, include=["embeddings"])
-        except Exception as exc:
-            raise self._wrap(exc, "get embeddings") from None
-        order = {cid: i for i, cid in enumerate(page["ids"])}
-        return [page["embeddings"][order[c]] for c in ids if c in order]
+    def get_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these chunks, by id (ids not in the store are absent), read in pages."""
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), PAGE):
+            try:
+                page = self._collection.get(ids=ids[start:start + PAGE], include=["embeddings"])
+            except Exception as exc:
+                raise self._wrap(exc, "get embeddings") from None
+            out.update(zip(page["ids"], (np.asarray(v, dtype=np.float32) for v in page["embeddings"])))
+        return out
 
-    def query(self, vector, n: int, paper_ids: list[str] | None = None) -> list[tuple[str, float]]:
-        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first.
-
-        With `paper_ids`, only chunks of those papers are searched (a filter applied before ranking).
-        """
+    def query(self, vector, n: int) -> list[tuple[str, float]]:
+        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first."""
         total = self.count()
-        if total == 0 or paper_ids == []:
+        if total == 0:
             return []
-        where = None
-        if paper_ids is not None:
-            where = {"paper_id": paper_ids[0]} if len(paper_ids) == 1 else {"paper_id": {"$in": list(paper_ids)}}
         try:
             res = self._collection.query(query_embeddings=[list(map(float, vector))], n_results=min(n, total),
-                                         where=where, include=["distances"])
+                                         include=["distances"])
         except Exception as exc:
             raise self._wrap(exc, "query") from None
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]

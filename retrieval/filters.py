@@ -11,9 +11,11 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from paperbot import messages
 from paperbot.records import PRESENTATION_TYPES, Paper
@@ -71,37 +73,78 @@ class Filters:
     def describe(self) -> str:
         return ", ".join(f"{k} “{v}”" for k, v in self.given().items())
 
-    def matches(self, paper: Paper, terms: PaperTerms | None = None) -> bool:
-        """Whether `paper` passes every given filter; `terms` are its precomputed `paper_terms`."""
-        terms = terms if terms is not None else paper_terms(paper)
-        return all(_matches_one(terms, name, value) for name, value in self.given().items())
+    def matches(self, paper: Paper) -> bool:
+        """Whether `paper` passes every given filter."""
+        terms = paper_terms(paper)
+        return all(any(_matches_one(name, words, value) for words in terms[name])
+                   for name, value in self.given().items())
 
 
 PaperTerms = dict[str, tuple[tuple[str, ...], ...]]
 
 
 def paper_terms(paper: Paper) -> PaperTerms:
-    """A paper's filterable values as folded words, computed once per paper (a store's view caches them)."""
+    """A paper's filterable values as folded words."""
     out = {name: tuple(_words(v) for v in values_of(paper, name)) for name in FIELDS}
     if paper.area and paper.subarea:
         out["area"] += (_words(f"{paper.area} {paper.subarea}"),)
     return out
 
 
-def _matches_one(terms: PaperTerms, name: str, value: str) -> bool:
+def _needle(name: str, value: str) -> tuple[str, ...]:
+    """What a typed filter value is compared as: its folded words ("orals" is the type "oral")."""
     if name == "type":
         wanted = fold(value)
-        wanted = wanted[:-1] if wanted.endswith("s") and wanted[:-1] in PRESENTATION_TYPES else wanted
-        return terms["type"] == ((wanted,),)
-    needle = _words(value)
+        return (wanted[:-1] if wanted.endswith("s") and wanted[:-1] in PRESENTATION_TYPES else wanted,)
+    return _words(value)
+
+
+def _matches_one(name: str, words: tuple[str, ...], value: str, needle: tuple[str, ...] | None = None) -> bool:
+    """Whether one of a paper's values (its folded `words`) matches the typed `value`."""
+    needle = _needle(name, value) if needle is None else needle
+    if name == "type":
+        return words == needle
     n = len(needle)
-    return bool(n) and any(words[i:i + n] == needle for words in terms[name] for i in range(len(words) - n + 1))
+    return bool(n) and any(words[i:i + n] == needle for i in range(len(words) - n + 1))
 
 
-def select(papers: Iterable[Paper], filters: Filters) -> list[Paper]:
-    """The papers passing `filters`, as a list is read: orals first, then spotlights, posters, by title."""
+class FilterIndex:
+    """The papers holding each distinct filterable value, so that a filter is compared with each distinct
+    value once (a few thousand author names) instead of with every paper's values."""
+
+    def __init__(self, papers: Iterable[Paper]) -> None:
+        groups: dict[str, dict[tuple[str, ...], list[int]]] = {name: defaultdict(list) for name in FIELDS}
+        self.size = 0
+        for i, paper in enumerate(papers):
+            for name, values in paper_terms(paper).items():
+                for words in set(values):
+                    groups[name][words].append(i)
+            self.size = i + 1
+        self._groups = {name: {w: np.asarray(ix, dtype=np.int64) for w, ix in g.items()} for name, g in groups.items()}
+
+    def mask(self, filters: Filters) -> np.ndarray:
+        """Which papers (in the order given) pass every given filter."""
+        out = np.ones(self.size, dtype=bool)
+        for name, value in filters.given().items():
+            needle = _needle(name, value)
+            hit = np.zeros(self.size, dtype=bool)
+            for words, idx in self._groups[name].items():
+                if _matches_one(name, words, value, needle):
+                    hit[idx] = True
+            out &= hit
+        return out
+
+
+def select(papers: list[Paper], filters: Filters, index: FilterIndex | None = None) -> list[Paper]:
+    """The papers passing `filters`, as a list is read: orals first, then spotlights, posters, by title.
+
+    `index`, when given, is the FilterIndex of exactly `papers`.
+    """
     rank = {t: i for i, t in enumerate(PRESENTATION_TYPES)}
-    found = [p for p in papers if filters.matches(p)]
+    if index is not None:
+        found = [papers[i] for i in np.flatnonzero(index.mask(filters))]
+    else:
+        found = [p for p in papers if filters.matches(p)]
     return sorted(found, key=lambda p: (rank.get(p.presentation, len(rank)), p.label.casefold(), p.paper_id))
 
 
@@ -132,12 +175,16 @@ def nearest(value: str, candidates: Iterable[str], n: int = SUGGESTIONS) -> list
     return [by_fold[f] for f in close]
 
 
-def no_match_notice(filters: Filters, papers: list[Paper]) -> str:
-    """Why a filtered search found nothing, with the nearest values of each filter that matches no paper."""
+def no_match_notice(filters: Filters, papers: list[Paper], index: FilterIndex | None = None) -> str:
+    """Why a filtered search found nothing, with the nearest values of each filter that matches no paper.
+
+    `index`, when given, is the FilterIndex of exactly `papers`.
+    """
+    index = index or FilterIndex(papers)
     lines = [messages.NO_PAPER_MATCHES.format(filters=filters.describe())]
     corpus = facets(papers)
     for name, value in filters.given().items():
-        if any(_matches_one(paper_terms(p), name, value) for p in papers):
+        if index.mask(Filters(**{name: value})).any():
             continue
         near = nearest(value, corpus[name])
         if near:

@@ -30,7 +30,7 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
-from retrieval.filters import Filters, PaperTerms, no_match_notice, paper_terms, select
+from retrieval.filters import FilterIndex, Filters, no_match_notice, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult, Similar
 
@@ -67,7 +67,9 @@ class CorpusView:
         self.keyword = keyword
         self.paper_index = {pid: i for i, pid in enumerate(papers)}
         self.chunk_paper_idx = np.asarray([self.paper_index[p] for p in chunk_paper], dtype=np.int64)
-        self._terms: list[PaperTerms] | None = None
+        self._filter_index: FilterIndex | None = None
+        self._vectors: np.ndarray | None = None
+        self._vectors_lock = threading.Lock()
 
     @classmethod
     def from_store(cls, store: Store, version: str) -> CorpusView:
@@ -86,12 +88,36 @@ class CorpusView:
         _release_free_memory()
         return view
 
+    @property
+    def filter_index(self) -> FilterIndex:
+        """The papers by filterable value, built on first use (the view is replaced when the store changes)."""
+        if self._filter_index is None:
+            self._filter_index = FilterIndex(self.papers.values())
+        return self._filter_index
+
     def mask(self, filters: Filters) -> np.ndarray:
-        """Which papers pass `filters` (aligned with `papers`); their folded values are computed once per view."""
-        if self._terms is None:
-            self._terms = [paper_terms(p) for p in self.papers.values()]
-        return np.fromiter((filters.matches(p, t) for p, t in zip(self.papers.values(), self._terms)), dtype=bool,
-                           count=len(self.papers))
+        """Which papers pass `filters`, aligned with `papers`."""
+        return self.filter_index.mask(filters)
+
+    def chunk_vectors(self, store: Store) -> np.ndarray:
+        """Every chunk's vector (float16, aligned with `chunk_ids`), read from the store on first use.
+
+        Filtered searches score the allowed chunks exactly from this copy: a Chroma query
+        restricted to thousands of paper ids costs several times an unrestricted one.
+        At 20,000 papers it is about 45 MB. A chunk gone from the store since the view was
+        built scores 0 (the next view drops it).
+        """
+        with self._vectors_lock:
+            if self._vectors is None:
+                vectors = np.zeros((len(self.chunk_ids), store.dimension), dtype=np.float16)
+                for start in range(0, len(self.chunk_ids), 2000):
+                    ids = self.chunk_ids[start:start + 2000]
+                    got = store.get_embeddings(ids)
+                    for k, cid in enumerate(ids, start=start):
+                        if cid in got:
+                            vectors[k] = got[cid]
+                self._vectors = vectors
+            return self._vectors
 
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""
@@ -150,13 +176,17 @@ class Retriever:
         qvec = self.embedder.encode([query])[0] if query_vector is None else query_vector
         n_papers = len(view.papers)
         pids = list(view.papers)
-        only = None if allowed is None else [pids[i] for i in np.flatnonzero(allowed)]
 
         dense = np.full(n_papers, np.nan, dtype=np.float32)
-        for cid, sim in self.store.query(qvec, n=max(depth * 3, 50), paper_ids=only):
-            i = view.paper_index.get(paper_id_of(cid))
-            if i is not None and not sim <= dense[i]:
-                dense[i] = sim
+        if allowed is None:
+            for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
+                i = view.paper_index.get(paper_id_of(cid))
+                if i is not None and not sim <= dense[i]:
+                    dense[i] = sim
+        else:  # every allowed chunk scored exactly: cheaper than asking the vector index to filter
+            rows = np.flatnonzero(allowed[view.chunk_paper_idx])
+            sims = view.chunk_vectors(self.store)[rows].astype(np.float32) @ qvec.astype(np.float32)
+            np.fmax.at(dense, view.chunk_paper_idx[rows], sims)
 
         q_tokens = tokenize(query) if query_tokens is None else query_tokens
         bm25 = np.zeros(n_papers, dtype=np.float32)
@@ -190,13 +220,14 @@ class Retriever:
 
     def _dense_for(self, view: CorpusView, paper_idx: np.ndarray, qvec: np.ndarray) -> np.ndarray:
         """Exact best-chunk similarity for papers the vector search did not return."""
-        wanted = set(int(i) for i in paper_idx)
-        chunk_ids = [view.chunk_ids[k] for k in np.flatnonzero(np.isin(view.chunk_paper_idx, list(wanted)))]
-        vectors = self.store.get_embeddings(chunk_ids)
+        rows = np.flatnonzero(np.isin(view.chunk_paper_idx, paper_idx))
+        vectors = self.store.get_embeddings([view.chunk_ids[k] for k in rows])
         best = {int(i): -1.0 for i in paper_idx}
-        for cid, vec in zip(chunk_ids, vectors):
-            i = view.paper_index[paper_id_of(cid)]
-            best[i] = max(best[i], float(np.dot(vec, qvec)))
+        for k in rows:
+            vec = vectors.get(view.chunk_ids[k])
+            if vec is not None:
+                i = int(view.chunk_paper_idx[k])
+                best[i] = max(best[i], float(np.dot(vec, qvec)))
         return np.asarray([best[int(i)] for i in paper_idx], dtype=np.float32)
 
     # -- search with snippets and abstention ----------------------------------------
@@ -214,7 +245,7 @@ class Retriever:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
             allowed = view.mask(filters)
             if not allowed.any():
-                notice = no_match_notice(filters, list(view.papers.values()))
+                notice = no_match_notice(filters, list(view.papers.values()), view.filter_index)
                 return SearchResult(query=query, hits=[], abstained=True, reason=notice.split("\n")[0],
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
@@ -226,7 +257,8 @@ class Retriever:
 
     def browse(self, filters: Filters) -> list[Paper]:
         """Every paper passing `filters`, orals first, then by title."""
-        return select(self.view().papers.values(), filters)
+        view = self.view()
+        return select(list(view.papers.values()), filters, view.filter_index)
 
     # -- papers like a paper, or like a pasted abstract ------------------------------------------------
 
@@ -241,8 +273,10 @@ class Retriever:
         if paper is None:
             return None
         chunk_idx = np.flatnonzero(view.chunk_paper_idx == view.paper_index[paper_id])
-        vectors = np.asarray(self.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]), dtype=np.float32)
-        qvec = _unit(vectors.mean(axis=0))
+        vectors = list(self.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]).values())
+        if not vectors:  # removed since the view was built
+            return None
+        qvec = _unit(np.asarray(vectors, dtype=np.float32).mean(axis=0))
         text = indexed_text(paper.title, paper.abstract, paper.keywords)
         return self._like(view, text, qvec, k, exclude=paper_id, mode=mode)
 

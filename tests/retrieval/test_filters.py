@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paperbot.records import Paper
-from retrieval.filters import Filters, choices, facets, fold, nearest
+from retrieval.filters import FilterIndex, Filters, choices, facets, fold, nearest
 from retrieval.library import Library
 from tests import shapes
 from tests.conftest import make_settings
@@ -47,6 +47,9 @@ ROD = paper(authors=("Emanuele Rodolà", "Zoë Müller"), area="Deep Learning", 
 )
 def test_matching_ignores_case_and_accents_on_whole_words(filters, expected):
     assert filters.matches(ROD) is expected
+    others = [paper(paper_id="p2", authors=("Wei Zhang",), area="Theory", presentation="poster", track="Main"), ROD,
+              paper(paper_id="p3")]
+    assert list(FilterIndex(others).mask(filters)) == [filters.matches(p) for p in others]  # one rule, two paths
 
 
 def test_fold_nearest_and_choices():
@@ -82,6 +85,18 @@ def test_filter_restricts_candidates_before_ranking_not_the_top_k(lib, tmp_path)
     assert [h.paper_id for h in by_author.hits] == ["oral1"]
     posters = lib.search("ocean currents neural operators", k=3, filters=Filters(type="poster"))
     assert len(posters.hits) == 3 and all(h.paper.presentation == "poster" for h in posters.hits)
+    # Filtered dense scores are the exact best-chunk similarities of the stored vectors.
+    qvec = lib.embedder.encode(["sparse binary masks over weights"])[0]
+    view = lib.retriever.view()
+    stored = lib.store.get_embeddings(view.chunk_ids)
+    exact = {}
+    for cid, vec in stored.items():
+        pid = cid.rsplit(":", 2)[0]
+        exact[pid] = max(exact.get(pid, -1.0), float(vec @ qvec))
+    ranked = lib.retriever.rank("sparse binary masks over weights", depth=200, query_vector=qvec,
+                                allowed=view.mask(Filters(author="Wei Zhang")))
+    assert len(ranked) == 150 and "oral1" not in {r.paper_id for r in ranked}
+    assert all(abs(r.dense - exact[r.paper_id]) < 2e-3 for r in ranked)  # float16 copy
 
 
 def test_empty_filtered_set_says_so_and_suggests_nearest_values(lib, tmp_path):
