@@ -205,7 +205,8 @@ async def serve(store: Path, questions: list[str], concurrent: int, minutes: flo
 
 
 async def soak(h, questions: list[str], minutes: float, csv: Path, every: float = 5.0) -> None:
-    """One question every second (3 in flight at most), /ask and /search alternating; samples every `every` s."""
+    """One question every second (3 in flight at most), /ask and /search alternating, every other search filtered
+    by presentation type; RSS and open descriptors sampled every `every` s."""
     start = time.perf_counter()
     end = start + minutes * 60
     samples: list[tuple[float, float, int]] = []
@@ -214,9 +215,11 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
 
     async def one(i: int) -> None:
         nonlocal errors, done
-        command = "ask" if i % 2 == 0 else "search"
-        option = "question" if command == "ask" else "query"
-        ex = h.feed_interaction(h.slash_payload(command, **{option: questions[i % len(questions)]},
+        q = questions[i % len(questions)]
+        options = {"question": q} if i % 2 == 0 else {"query": q}
+        if i % 4 == 3:  # every other search is filtered
+            options["type"] = ("oral", "spotlight", "poster")[i // 4 % 3]
+        ex = h.feed_interaction(h.slash_payload("ask" if i % 2 == 0 else "search", **options,
                                                 user=h.user(10**17 + i % 50, f"user{i % 50}")))
         await h.wait(ex)
         done += 1
