@@ -196,18 +196,30 @@ def no_match_notice(filters: Filters, papers: list[Paper], index: FilterIndex | 
     return "\n".join(lines)
 
 
+class Choices:
+    """Autocomplete over one field's values: each value folded once, most common first.
+
+    Values that start with what was typed (or have a word that does) come before values
+    that merely contain it; accents and case are ignored.
+    """
+
+    def __init__(self, counts: Counter[str]) -> None:
+        self._entries = sorted((-n, fold(value), value) for value, n in counts.items())
+
+    def __call__(self, typed: str, limit: int = 25) -> list[str]:
+        needle = fold(typed)
+        starts: list[str] = []
+        contains: list[str] = []
+        for _, folded, value in self._entries:
+            if not needle or folded.startswith(needle) or any(w.startswith(needle) for w in folded.split()):
+                starts.append(value)
+                if len(starts) == limit:
+                    break
+            elif needle in folded and len(contains) < limit:
+                contains.append(value)
+        return (starts + contains)[:limit]
+
+
 def choices(counts: Counter[str], typed: str, limit: int = 25) -> list[str]:
-    """Autocomplete: values that start with, then contain, what was typed (accents and case ignored); common first."""
-    needle = fold(typed)
-    ranked = []
-    for value, n in counts.items():
-        f = fold(value)
-        if not needle or f.startswith(needle) or any(w.startswith(needle) for w in f.split()):
-            rank = 0
-        elif needle in f:
-            rank = 1
-        else:
-            continue
-        ranked.append((rank, -n, f, value))
-    ranked.sort()
-    return [v for *_, v in ranked[:limit]]
+    """Autocomplete once over `counts` (a bot keeps a `Choices` per field instead)."""
+    return Choices(counts)(typed, limit)

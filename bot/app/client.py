@@ -42,7 +42,7 @@ from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.settings import Settings
-from retrieval.filters import Filters, facets, select
+from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
 from retrieval.qa import answer_question, search_follow_up
 from retrieval.types import Answer, SearchResult, Similar
@@ -98,7 +98,7 @@ class PaperBot(discord.Client):
         self._papers: list[Paper] | None = None
         self._papers_version = ""
         self._papers_checked = 0.0
-        self._facets: tuple[list[Paper], dict[str, Counter[str]]] | None = None
+        self._facets: tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]] | None = None
         self.tree = PaperTree(
             self,
             allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
@@ -166,15 +166,27 @@ class PaperBot(discord.Client):
             return await asyncio.to_thread(self.library.related, text, k)
 
     async def browse(self, filters: Filters) -> list[Paper]:
-        """The papers passing `filters` (an author's, an area's), from the cached paper list."""
-        return await asyncio.to_thread(select, await self.papers(), filters)
+        """The papers passing `filters` (an author's, an area's), through the store's filter index."""
+        return await asyncio.to_thread(self.library.browse, filters)
 
     async def facets(self) -> dict[str, Counter[str]]:
         """The corpus's authors, areas, types, tracks and keywords with paper counts (for autocomplete)."""
+        return (await self._facet_cache())[1]
+
+    async def value_choices(self, field: str, typed: str) -> list[str]:
+        """Autocomplete for one filter field; computed off the event loop (a conference has thousands of authors)."""
+        chooser = (await self._facet_cache())[2][field]
+        return await asyncio.to_thread(chooser, typed)
+
+    async def _facet_cache(self) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
         papers = await self.papers()
         if self._facets is None or self._facets[0] is not papers:
-            self._facets = (papers, await asyncio.to_thread(facets, papers))
-        return self._facets[1]
+            def build() -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
+                counts = facets(papers)
+                return papers, counts, {name: Choices(c) for name, c in counts.items()}
+
+            self._facets = await asyncio.to_thread(build)
+        return self._facets
 
     async def search_follow_up(self, question: str, history: list[Turn]) -> SearchResult:
         """The search behind an answer to `question` in its conversation (to rebuild its sources)."""

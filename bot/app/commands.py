@@ -17,7 +17,7 @@ from bot.text import clean_question
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
-from retrieval.filters import Filters, choices, no_match_notice
+from retrieval.filters import Filters, no_match_notice
 
 if TYPE_CHECKING:
     from bot.app.client import PaperBot
@@ -144,9 +144,8 @@ def _values_autocomplete(field: str):
     """Autocomplete for a filter option from the corpus's own values (most common first)."""
 
     async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        counts = (await _bot(interaction).facets())[field]
-        return [app_commands.Choice(name=name, value=value)
-                for name, value in embeds.value_choices(choices(counts, current))]
+        found = await _bot(interaction).value_choices(field, current)
+        return [app_commands.Choice(name=name, value=value) for name, value in embeds.value_choices(found)]
 
     return complete
 
