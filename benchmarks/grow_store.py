@@ -49,7 +49,7 @@ def main() -> int:
     shutil.rmtree(args.target, ignore_errors=True)
     shutil.copytree(args.source, args.target)
     client = chromadb.PersistentClient(path=str(args.target))
-    chunks, sentences = client.get_collection(name), client.get_collection(f"{name}-sentences")
+    chunks, sentences = client.get_collection(name), client.get_collection(f"{name}-snippets")
     chunk_pages, sentence_pages = records(chunks), records(sentences)
     have = len({m["paper_id"] for _, _, _, metas in chunk_pages for m in metas})
     copies = -(-args.papers // have) - 1
@@ -72,8 +72,7 @@ def main() -> int:
         for ids, vecs, _, metas in sentence_pages:
             rows = [i for i, m in enumerate(metas) if m["paper_id"] in keep_set]
             if rows:
-                sentences.add(ids=[ids[i].replace(metas[i]["paper_id"] + ":", f"{metas[i]['paper_id']}~{k}:", 1)
-                                   for i in rows],
+                sentences.add(ids=[f"{metas[i]['paper_id']}~{k}:{metas[i]['content_hash']}" for i in rows],
                               embeddings=[vecs[i] for i in rows],
                               metadatas=[{**metas[i], "paper_id": f"{metas[i]['paper_id']}~{k}"} for i in rows])
         added += len(keep)
@@ -82,7 +81,7 @@ def main() -> int:
     meta.pop("hnsw:space", None)  # fixed at creation; Chroma refuses to change it
     meta["content_version"] = f"grown-{args.papers}"
     chunks.modify(metadata=meta)
-    print(f"{args.target}: {chunks.count()} chunks, {sentences.count()} sentence vectors")
+    print(f"{args.target}: {chunks.count()} chunks, sentence vectors of {sentences.count()} papers")
     return 0
 
 

@@ -32,8 +32,6 @@ from paperbot.records import (
     chunk_metadata,
     indexed_text,
     is_complete,
-    sentence_id,
-    sentence_metadata,
 )
 
 log = logging.getLogger(__name__)
@@ -146,7 +144,10 @@ def ingest(
     if not_accepted:
         log.info("%d withdrawn or rejected submissions skipped, first at %s", len(not_accepted), not_accepted[0])
 
-    with_sentences = store.sentence_hashes() if stored else set()
+    moved = store.migrate_legacy_sentences() if stored else 0
+    if moved:
+        log.info("sentence vectors of %d papers moved to the compact snippets collection", moved)
+    with_sentences = store.snippet_hashes() if stored else set()
     wanted = {p.paper_id: p for p in papers}
     to_embed: list[Paper] = []
     backfill: list[Paper] = []  # stored before sentence vectors were: only those are computed
@@ -223,7 +224,7 @@ def ingest(
     if stale_ids:
         store.delete(stale_ids)
     if stale_versions:
-        store.delete_sentences(stale_versions)
+        store.delete_snippets(stale_versions)
     if changed:
         store.bump_version()
     summary.chunks_embedded = total_chunks
@@ -263,10 +264,10 @@ def _embed(batch: list[Paper], embedder: Embedder, store: Store, write_chunks: b
         pooled.update(zip(alone, embedder.encode(texts_alone)))
     if write_chunks:
         store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
-    if keys:
-        store.upsert_sentences(
-            [sentence_id(by_id[pid], j) for pid, j in keys], np.asarray([pooled[k] for k in keys], dtype=np.float32),
-            [sentence_metadata(by_id[pid], sentences[pid][j].start, sentences[pid][j].end) for pid, j in keys])
+    store.upsert_snippets([
+        (p.paper_id, p.content_hash, [(s.start, s.end) for s in sentences[p.paper_id]],
+         np.asarray([pooled[(p.paper_id, j)] for j in range(len(sentences[p.paper_id]))], dtype=np.float32))
+        for p in batch if sentences[p.paper_id]])
     return len(rows)
 
 

@@ -13,9 +13,12 @@ other processes know when to rebuild.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,7 @@ from paperbot.errors import (
     StoreLockedError,
     StoreUnavailableError,
 )
-from paperbot.records import StoredChunk
+from paperbot.records import StoredChunk, snippet_hash_of, snippet_id
 from paperbot.settings import StoreSettings
 
 log = logging.getLogger(__name__)
@@ -37,8 +40,14 @@ LOCK_NAME = "paperbot.lock"
 SCHEMA_VERSION = 1
 # Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
 PAGE = 500
-# The companion collection holding every abstract sentence's vector, for snippets without query-time embedding.
-SENTENCES_SUFFIX = "-sentences"
+# The companion collection holding every abstract sentence's vector, for snippets without query-time embedding:
+# one row per paper version, its sentences' spans and float16 vectors packed in the metadata. Chroma's vector
+# index is not used for them (each row's 1-number embedding is a placeholder), so reading a few papers' rows
+# never loads every sentence vector into memory.
+SNIPPETS_SUFFIX = "-snippets"
+# The earlier layout: one row per sentence, its vector in the vector index (reading any row loaded them all).
+# The next ingest moves it into the snippets collection and deletes it.
+LEGACY_SENTENCES_SUFFIX = "-sentences"
 
 
 def _chroma_settings():
@@ -58,7 +67,7 @@ class Store:
         self._client = self._connect()
         try:
             self._collection = self._open_collection(create)
-            self._sentences = self._open_sentences(create)
+            self._snippets = self._open_snippets(create)
         except BaseException:
             self.close()  # a refused open (e.g. another model) must not keep the embedded store locked
             raise
@@ -130,19 +139,21 @@ class Store:
                 f"or choose another CHROMA_COLLECTION and run `paperbot ingest`.")
         return col
 
-    def _open_sentences(self, create: bool):
+    def _open_snippets(self, create: bool):
         """The companion collection of sentence vectors (snippets); None in a store made before it existed."""
-        name = self.settings.collection + SENTENCES_SUFFIX
+        name = self.settings.collection + SNIPPETS_SUFFIX
         try:
             if create:
                 return self._client.get_or_create_collection(
                     name, embedding_function=None,
-                    metadata={"hnsw:space": "cosine", "embedding_model": self.model_name,
-                              "embedding_dimension": self.dimension})
-            names = {getattr(c, "name", c) for c in self._client.list_collections()}
-            return self._client.get_collection(name, embedding_function=None) if name in names else None
+                    metadata={"embedding_model": self.model_name, "embedding_dimension": self.dimension})
+            return self._existing(name)
         except Exception as exc:
             raise self._wrap(exc, f"open collection {name!r}") from None
+
+    def _existing(self, name: str):
+        names = {getattr(c, "name", c) for c in self._client.list_collections()}
+        return self._client.get_collection(name, embedding_function=None) if name in names else None
 
     @property
     def where(self) -> str:
@@ -255,63 +266,106 @@ class Store:
 
     # -- sentence vectors (snippets) --------------------------------------------------
 
-    def upsert_sentences(self, ids: list[str], embeddings, metadatas: list[dict]) -> None:
-        step = self.max_batch()
-        for i in range(0, len(ids), step):
+    def upsert_snippets(self, rows: list[tuple[str, str, list[tuple[int, int]], np.ndarray]]) -> None:
+        """Store, per paper version (paper id, content hash), its sentences' spans and vectors (one row each)."""
+        if self._snippets is None:
+            return
+        for i in range(0, len(rows), PAGE):
+            page = rows[i:i + PAGE]
             try:
-                self._sentences.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
-                                       metadatas=metadatas[i:i + step])
+                self._snippets.upsert(
+                    ids=[snippet_id(pid, h) for pid, h, _, _ in page],
+                    embeddings=[[int(h[:8], 16) / 2**32] for _, h, _, _ in page],  # a placeholder, never searched
+                    metadatas=[{"paper_id": pid, "content_hash": h, "spans": json.dumps([list(s) for s in spans]),
+                                "vectors": base64.b64encode(np.asarray(vectors, dtype=np.float16).tobytes()).decode()}
+                               for pid, h, spans, vectors in page])
             except Exception as exc:
                 raise self._wrap(exc, "write sentence vectors") from None
 
-    def delete_sentences(self, content_hashes: list[str]) -> None:
+    def delete_snippets(self, content_hashes: list[str]) -> None:
         """Remove the sentence vectors of these paper versions."""
-        if self._sentences is None:
+        if self._snippets is None:
             return
         for i in range(0, len(content_hashes), PAGE):
             try:
-                self._sentences.delete(where={"content_hash": {"$in": content_hashes[i:i + PAGE]}})
+                self._snippets.delete(where={"content_hash": {"$in": content_hashes[i:i + PAGE]}})
             except Exception as exc:
                 raise self._wrap(exc, "delete sentence vectors") from None
 
-    def sentence_count(self) -> int:
+    def snippet_count(self) -> int:
+        """How many paper versions have their sentence vectors stored."""
         try:
-            return self._sentences.count() if self._sentences is not None else 0
+            return self._snippets.count() if self._snippets is not None else 0
         except Exception as exc:
             raise self._wrap(exc, "count sentence vectors") from None
 
-    def sentence_hashes(self) -> set[str]:
-        """The paper versions (content hashes) whose sentence vectors are stored."""
+    def snippet_hashes(self) -> set[str]:
+        """The paper versions (content hashes) whose sentence vectors are stored (ids only are read)."""
         found: set[str] = set()
         offset = 0
-        while self._sentences is not None:
+        while self._snippets is not None:
             try:
-                page = self._sentences.get(include=["metadatas"], limit=PAGE * 4, offset=offset)
+                page = self._snippets.get(include=[], limit=PAGE * 10, offset=offset)
             except Exception as exc:
                 raise self._wrap(exc, "read sentence vectors") from None
-            found.update(str((m or {}).get("content_hash", "")) for m in page["metadatas"])
+            found.update(snippet_hash_of(i) for i in page["ids"])
+            if len(page["ids"]) < PAGE * 10:
+                break
+            offset += PAGE * 10
+        return found
+
+    def snippet_vectors(self, versions: dict[str, str]) -> dict[str, list[tuple[int, int, np.ndarray]]]:
+        """For papers given as {paper id: content hash}: their sentences' (start, end, vector), abstract order."""
+        if self._snippets is None or not versions:
+            return {}
+        try:
+            page = self._snippets.get(ids=[snippet_id(pid, h) for pid, h in versions.items()], include=["metadatas"])
+        except Exception as exc:
+            raise self._wrap(exc, "read sentence vectors") from None
+        out: dict[str, list[tuple[int, int, np.ndarray]]] = {}
+        for meta in page["metadatas"]:
+            spans = json.loads(meta["spans"])
+            vectors = np.frombuffer(base64.b64decode(meta["vectors"]), dtype=np.float16).astype(np.float32)
+            vectors = vectors.reshape(len(spans), -1) if spans else vectors.reshape(0, self.dimension)
+            out[str(meta["paper_id"])] = [(int(a), int(b), v) for (a, b), v in zip(spans, vectors)]
+        return out
+
+    def migrate_legacy_sentences(self) -> int:
+        """Move sentence vectors stored one row per sentence (the earlier layout) into the snippets
+        collection, then delete the old collection; returns the number of paper versions moved.
+
+        Reading the old collection loads its vector index once, here, instead of in every bot.
+        """
+        name = self.settings.collection + LEGACY_SENTENCES_SUFFIX
+        try:
+            legacy = self._existing(name)
+        except Exception as exc:
+            raise self._wrap(exc, f"open collection {name!r}") from None
+        if legacy is None or self._snippets is None:
+            return 0
+        by_version: dict[tuple[str, str], list[tuple[int, int, np.ndarray]]] = defaultdict(list)
+        offset = 0
+        while True:
+            try:
+                page = legacy.get(include=["metadatas", "embeddings"], limit=PAGE * 4, offset=offset)
+            except Exception as exc:
+                raise self._wrap(exc, "read sentence vectors") from None
+            for meta, vector in zip(page["metadatas"], page["embeddings"]):
+                key = (str(meta["paper_id"]), str(meta["content_hash"]))
+                by_version[key].append((int(meta["start"]), int(meta["end"]), np.asarray(vector, dtype=np.float16)))
             if len(page["ids"]) < PAGE * 4:
                 break
             offset += PAGE * 4
-        return found
-
-    def sentence_vectors(self, versions: dict[str, str]) -> dict[str, list[tuple[int, int, Any]]]:
-        """For papers given as {paper id: content hash}: their sentences' (start, end, vector), abstract order."""
-        if self._sentences is None or not versions:
-            return {}
+        rows = []
+        for (pid, h), sentences in by_version.items():
+            sentences.sort(key=lambda r: r[0])
+            rows.append((pid, h, [(a, b) for a, b, _ in sentences], np.asarray([v for _, _, v in sentences])))
+        self.upsert_snippets(rows)
         try:
-            page = self._sentences.get(where={"paper_id": {"$in": list(versions)}},
-                                       include=["embeddings", "metadatas"])
+            self._client.delete_collection(name)
         except Exception as exc:
-            raise self._wrap(exc, "read sentence vectors") from None
-        out: dict[str, list[tuple[int, int, Any]]] = {}
-        for meta, vector in zip(page["metadatas"], page["embeddings"]):
-            pid = str(meta.get("paper_id"))
-            if meta.get("content_hash") == versions.get(pid):
-                out.setdefault(pid, []).append((int(meta["start"]), int(meta["end"]), vector))
-        for rows in out.values():
-            rows.sort(key=lambda r: r[0])
-        return out
+            raise self._wrap(exc, f"delete collection {name!r}") from None
+        return len(rows)
 
     def delete(self, ids: list[str]) -> None:
         step = self.max_batch()

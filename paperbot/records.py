@@ -6,7 +6,7 @@
     indexed_text()   what the model and the keyword index read for a chunk
     StoredChunk      one chunk as read back from the store, typed
     is_complete()    the rule for a paper whose chunks are all stored
-    sentence_id()    the id of one abstract sentence's stored vector (snippets)
+    snippet_id()     the id of one paper version's stored sentence vectors (snippets)
 
 Adding a paper field touches `Paper` and its two metadata functions here, nothing else.
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
@@ -107,13 +107,14 @@ def indexed_text(title: str, chunk: str, keywords: tuple[str, ...] | list[str] =
     return f"{title}. {chunk}" if title else chunk
 
 
-def sentence_id(paper: Paper, index: int) -> str:
-    return f"{paper.paper_id}:{paper.content_hash[:10]}:s{index}"
+def snippet_id(paper_id: str, content_hash: str) -> str:
+    """The id of the row holding the sentence vectors of one version of a paper."""
+    return f"{paper_id}:{content_hash}"
 
 
-def sentence_metadata(paper: Paper, start: int, end: int) -> dict[str, Any]:
-    """What is stored with a sentence vector: abstract[start:end] of this version of the paper."""
-    return {"paper_id": paper.paper_id, "content_hash": paper.content_hash, "start": start, "end": end}
+def snippet_hash_of(row_id: str) -> str:
+    """The content hash inside a snippet row id (paper ids may themselves contain ':')."""
+    return row_id.rsplit(":", 1)[-1]
 
 
 # -- the metadata stored with every chunk ---------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingest.store import Store
@@ -286,7 +287,7 @@ def test_a_bad_export_next_to_a_good_one_writes_nothing(lib, tmp_path):
 
 def sentence_spans(lib: Library) -> dict[str, list[tuple[int, int]]]:
     papers = {p.paper_id: p.content_hash for p in lib.papers()}
-    return {pid: [(a, b) for a, b, _ in rows] for pid, rows in lib.store.sentence_vectors(papers).items()}
+    return {pid: [(a, b) for a, b, _ in rows] for pid, rows in lib.store.snippet_vectors(papers).items()}
 
 
 def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question(lib, tmp_path):
@@ -308,20 +309,43 @@ def test_sentence_vectors_follow_edits_and_deletions(lib, tmp_path):
     lib.ingest([corpus_file(folder, "a.txt", edited)])
     spans = sentence_spans(lib)
     assert set(spans) == {p.paper_id for p in lib.papers()} and len(spans) == 3
-    total = lib.store.sentence_count()
-    assert total == sum(len(v) for v in spans.values()), "no vectors of removed or replaced versions are left"
+    assert lib.store.snippet_count() == 3, "no vectors of removed or replaced versions are left"
 
 
 def test_store_without_sentence_vectors_is_served_then_backfilled_without_reembedding(lib, tmp_path):
     f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
     lib.ingest([f])
-    lib.store.delete_sentences([p.content_hash for p in lib.papers()])  # a store from before they existed
+    lib.store.delete_snippets([p.content_hash for p in lib.papers()])  # a store from before they existed
     assert sentence_spans(lib) == {}
     assert lib.search("Bellman residual minimization").hits[0].quotes[0].text.startswith("We study Bellman")
     again = lib.ingest([f])
     assert (again.unchanged, again.chunks_embedded, again.snippets_added) == (4, 0, 4)
     assert len(sentence_spans(lib)) == 4
     assert lib.ingest([f]).snippets_added == 0
+
+
+def test_sentence_vectors_of_the_earlier_one_row_per_sentence_layout_are_moved_without_the_model(lib, tmp_path):
+    f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
+    lib.ingest([f])
+    papers = {p.paper_id: p.content_hash for p in lib.papers()}
+    before = lib.store.snippet_vectors(papers)
+    # Rewrite them as the earlier layout stored them: one row per sentence, its vector in the vector index.
+    legacy = lib.store._client.create_collection(lib.settings.store.collection + "-sentences",
+                                                 embedding_function=None, metadata={"hnsw:space": "cosine"})
+    rows = [(pid, papers[pid], j, a, b, v) for pid, found in before.items() for j, (a, b, v) in enumerate(found)]
+    legacy.add(ids=[f"{pid}:{h[:10]}:s{j}" for pid, h, j, *_ in rows], embeddings=[v.tolist() for *_, v in rows],
+               metadatas=[{"paper_id": pid, "content_hash": h, "start": a, "end": b} for pid, h, _, a, b, _ in rows])
+    lib.store.delete_snippets(list(papers.values()))
+    encoded = lib.embedder.encoded
+    again = lib.ingest([f])
+    assert (again.unchanged, again.chunks_embedded, again.snippets_added) == (4, 0, 0)
+    assert lib.embedder.encoded == encoded, "moving the vectors needs no model"
+    after = lib.store.snippet_vectors(papers)
+    assert {pid: [(a, b) for a, b, _ in r] for pid, r in after.items()} == \
+        {pid: [(a, b) for a, b, _ in r] for pid, r in before.items()}
+    assert all(np.allclose(v1, v2, atol=1e-3) for pid in before for (_, _, v1), (_, _, v2) in zip(before[pid], after[pid]))
+    names = {getattr(c, "name", c) for c in lib.store._client.list_collections()}
+    assert lib.settings.store.collection + "-sentences" not in names
 
 
 def test_paper_withdrawn_after_ingest_is_removed_and_reported(lib, tmp_path):
