@@ -196,7 +196,9 @@ async def serve(store: Path, questions: list[str], concurrent: int, minutes: flo
         lag = await monitor
         latency = [ex.last_latency() for ex in exchanges]
         cited = sum(1 for ex in exchanges if "[1]" in ex.messages[-1]["embeds"][0].get("description", ""))
-        print(f"concurrency: {concurrent} simultaneous /ask, {cited} answered with citations, wall {wall:.1f} s; "
+        failed = sum(1 for ex in exchanges if "went wrong" in json.dumps(ex.messages).lower())
+        print(f"concurrency: {concurrent} simultaneous /ask, {cited} answered with citations, {failed} errors, "
+              f"wall {wall:.1f} s; "
               f"latency p50 {statistics.median(latency):.2f} s p95 {pct(latency, 0.95):.2f} s; "
               f"max event-loop lag {lag * 1000:.0f} ms", flush=True)
         if minutes <= 0:
