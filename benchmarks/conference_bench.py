@@ -217,11 +217,11 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
 
     async def one(i: int) -> None:
         nonlocal errors, done
-        q = questions[i % len(questions)]
-        options = {"question": q} if i % 2 == 0 else {"query": q}
-        if i % 4 == 3:  # every other search is filtered
-            options["type"] = ("oral", "spotlight", "poster")[i // 4 % 3]
-        ex = h.feed_interaction(h.slash_payload("ask" if i % 2 == 0 else "search", **options,
+        j = i % len(questions)  # each pass over the questions repeats the same requests
+        options = {"question": questions[j]} if j % 2 == 0 else {"query": questions[j]}
+        if j % 4 == 3:  # every other search is filtered
+            options["type"] = ("oral", "spotlight", "poster")[j // 4 % 3]
+        ex = h.feed_interaction(h.slash_payload("ask" if j % 2 == 0 else "search", **options,
                                                 user=h.user(10**17 + i % 50, f"user{i % 50}")))
         await h.wait(ex)
         done += 1
