@@ -263,11 +263,12 @@ def svg_curve(csv: Path, out: Path, title: str) -> None:
     rows = [tuple(map(float, line.split(","))) for line in csv.read_text().splitlines()[1:] if line]
     w, h, pad = 640, 260, 48
     t_max = max(r[0] for r in rows) or 1.0
-    top = max(r[1] for r in rows) * 1.1
+    step = max(50, round(max(r[1] for r in rows) / 5 / 50) * 50)  # MB between grid lines
+    top = (int(max(r[1] for r in rows) * 1.1 // step) + 1) * step
     x = lambda t: pad + (w - 2 * pad) * t / t_max  # noqa: E731
     y = lambda mb: h - pad - (h - 2 * pad) * mb / top  # noqa: E731
     points = " ".join(f"{x(t):.1f},{y(mb):.1f}" for t, mb, _ in rows)
-    ticks_y = [top * k / 4 for k in range(5)]
+    ticks_y = list(range(0, top + 1, step))
     ticks_x = [t_max * k / 4 for k in range(5)]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
              f'font-size="11"><rect width="100%" height="100%" fill="white"/>',
