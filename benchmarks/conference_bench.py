@@ -16,7 +16,8 @@ Measured, printing numbers:
   3. concurrency: N simultaneous /ask through the mock-client harness (real
      discord.py classes, real store and model): answered, p50/p95, event-loop lag;
   4. soak: questions at a steady pace for M minutes through the harness; RSS and
-     open file descriptors sampled every few seconds into a CSV and an SVG picture.
+     open file descriptors sampled every few seconds into a CSV and an SVG picture
+     (`--plot LABEL=CSV ...` draws several soaks' CSVs in one picture).
      Steps 3 and 4 run in a separate bot process so its memory is the bot's own.
 
     .venv/bin/python benchmarks/conference_bench.py --papers 6000 --workdir /tmp/conf --soak-minutes 20
@@ -258,28 +259,35 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
           f"{fds[0]}..{fds[-1]}", flush=True)
 
 
-def svg_curve(csv: Path, out: Path, title: str) -> None:
-    """The RSS curve of a soak as a small SVG line chart (no plotting library needed)."""
-    rows = [tuple(map(float, line.split(","))) for line in csv.read_text().splitlines()[1:] if line]
-    w, h, pad = 640, 260, 48
-    t_max = max(r[0] for r in rows) or 1.0
-    step = max(50, round(max(r[1] for r in rows) / 5 / 50) * 50)  # MB between grid lines
-    top = (int(max(r[1] for r in rows) * 1.1 // step) + 1) * step
+COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")
+
+
+def svg_curve(curves: list[tuple[str, Path]], out: Path, title: str) -> None:
+    """RSS curves of soaks (label, CSV) as a small SVG line chart (no plotting library needed)."""
+    series = [(label, [tuple(map(float, line.split(","))) for line in csv.read_text().splitlines()[1:] if line])
+              for label, csv in curves]
+    every = [r for _, rows in series for r in rows]
+    w, h, pad = 640, 280, 48
+    t_max = max(r[0] for r in every) or 1.0
+    step = max(50, round(max(r[1] for r in every) / 5 / 50) * 50)  # MB between grid lines
+    top = (int(max(r[1] for r in every) * 1.1 // step) + 1) * step
     x = lambda t: pad + (w - 2 * pad) * t / t_max  # noqa: E731
     y = lambda mb: h - pad - (h - 2 * pad) * mb / top  # noqa: E731
-    points = " ".join(f"{x(t):.1f},{y(mb):.1f}" for t, mb, _ in rows)
-    ticks_y = list(range(0, top + 1, step))
-    ticks_x = [t_max * k / 4 for k in range(5)]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
              f'font-size="11"><rect width="100%" height="100%" fill="white"/>',
              f'<text x="{w / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>']
-    for v in ticks_y:
+    for v in range(0, top + 1, step):
         parts.append(f'<line x1="{pad}" x2="{w - pad}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
                      f'<text x="{pad - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.0f}</text>')
-    for v in ticks_x:
+    for v in (t_max * k / 4 for k in range(5)):
         parts.append(f'<text x="{x(v):.1f}" y="{h - pad + 16}" text-anchor="middle">{v / 60:.0f}</text>')
-    parts += [f'<polyline fill="none" stroke="#2b6cb0" stroke-width="2" points="{points}"/>',
-              f'<text x="{w / 2}" y="{h - 10}" text-anchor="middle">minutes</text>',
+    for n, (label, rows) in enumerate(series):
+        color = COLORS[n % len(COLORS)]
+        points = " ".join(f"{x(t):.1f},{y(mb):.1f}" for t, mb, _ in rows)
+        parts += [f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}"/>',
+                  f'<line x1="{pad + 10}" x2="{pad + 30}" y1="{34 + 14 * n}" y2="{34 + 14 * n}" stroke="{color}" '
+                  f'stroke-width="2"/><text x="{pad + 36}" y="{38 + 14 * n}">{label}</text>']
+    parts += [f'<text x="{w / 2}" y="{h - 10}" text-anchor="middle">minutes</text>',
               f'<text x="14" y="{h / 2}" transform="rotate(-90 14 {h / 2})" text-anchor="middle">RSS (MB)</text>',
               "</svg>"]
     out.write_text("\n".join(parts) + "\n")
@@ -296,6 +304,8 @@ def main() -> int:
     ap.add_argument("--concurrent", type=int, default=20)
     ap.add_argument("--soak-minutes", type=float, default=20)
     ap.add_argument("--picture", type=Path, default=None, help="write the soak's RSS curve here (SVG)")
+    ap.add_argument("--plot", nargs="+", default=None, metavar="LABEL=CSV",
+                    help="only draw these soaks' CSVs into --picture")
     ap.add_argument("--serve", type=Path, default=None, help=argparse.SUPPRESS)  # internal: the bot process
     args = ap.parse_args()
     questions = []  # the claims whose sentences the abstracts are made of, then the bundled questions
@@ -303,6 +313,10 @@ def main() -> int:
         questions += [json.loads(x)["text"] for x in (args.scifact / "queries.jsonl").read_text().splitlines()[:200]]
     questions += [json.loads(x)["question"] for x in
                   (REPO / "benchmarks/data/bundled_questions.jsonl").read_text().splitlines() if x]
+    if args.plot:
+        svg_curve([(label, Path(csv)) for label, _, csv in (p.partition("=") for p in args.plot)], args.picture,
+                  "paperbot bot process RSS during soaks")
+        return 0
     if args.serve:
         asyncio.run(serve(args.serve, questions, args.concurrent, args.soak_minutes,
                           args.serve.parent / "soak.csv"))
@@ -349,7 +363,7 @@ def main() -> int:
     if proc.returncode:
         return proc.returncode
     if args.soak_minutes > 0 and args.picture:
-        svg_curve(work / "soak.csv", args.picture,
+        svg_curve([("bot process", work / "soak.csv")], args.picture,
                   f"paperbot bot process, {len(papers):,} papers: RSS over a {args.soak_minutes:g}-minute soak")
         print(f"picture: {args.picture}")
     return 0
