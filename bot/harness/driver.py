@@ -131,6 +131,17 @@ class Harness:
             raise KeyError(f"no command /{name}")
         return command  # type: ignore[return-value]
 
+    def forget(self, ex: Exchange, payload: dict | None = None) -> None:
+        """Drop what the fake Discord keeps of a finished exchange (its messages, calls, interaction), so
+        that a long run (a soak) measures the bot's memory, not the record of everything it sent."""
+        for mid in ex.message_ids:
+            self.rest.messages.pop(mid, None)
+        done = {id(c) for c in ex.calls}
+        self.rest.calls[:] = [c for c in self.rest.calls if id(c) not in done]
+        if payload is not None:
+            self.rest.forget_interaction(payload["token"])
+            self.payloads.interactions.pop(payload["token"], None)
+
     def feed_interaction(self, payload: dict, name: str = "") -> Exchange:
         """Hand an INTERACTION_CREATE payload to the gateway parser, as the websocket would."""
         ex = Exchange(name=name or payload["data"].get("name", "interaction"), rest=self.rest)

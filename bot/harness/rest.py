@@ -156,6 +156,9 @@ class FakeDiscord:
         """A message someone else posted (fed through the gateway): Discord keeps it for later fetches."""
         self.messages[int(message["id"])] = message
 
+    def forget_interaction(self, token: str) -> None:
+        self._originals.pop(token, None)
+
     async def get_from_cdn(self, url: str) -> bytes:
         """An attachment download (discord.py fetches these outside the REST API)."""
         self.cdn_reads.append(url)
