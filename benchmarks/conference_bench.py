@@ -317,7 +317,7 @@ def main() -> int:
     questions += [json.loads(x)["question"] for x in
                   (REPO / "benchmarks/data/bundled_questions.jsonl").read_text().splitlines() if x]
     if args.plot:
-        svg_curve([(label, Path(csv)) for label, _, csv in (p.partition("=") for p in args.plot)], args.picture,
+        svg_curve([(label, Path(csv)) for label, _, csv in (p.rpartition("=") for p in args.plot)], args.picture,
                   "paperbot bot process RSS during soaks")
         return 0
     if args.serve:
