@@ -110,7 +110,7 @@ class CorpusView:
         with self._vectors_lock:
             if self._vectors is None:
                 vectors = np.zeros((len(self.chunk_ids), store.dimension), dtype=np.float16)
-                for start in range(0, len(self.chunk_ids), 2000):
+                for start in range(0, len(self.chunk_ids), 2000):  # bounded: float32 pages, float16 kept
                     ids = self.chunk_ids[start:start + 2000]
                     got = store.get_embeddings(ids)
                     for k, cid in enumerate(ids, start=start):
