@@ -204,11 +204,17 @@ def is_complete(chunks: Iterable[StoredChunk]) -> bool:
 def assemble(chunks: Iterable[StoredChunk]) -> Paper:
     """The whole paper from its stored chunks (they cover the abstract, overlapping)."""
     chunks = list(chunks)
-    size = chunks[0].abstract_chars or max(c.start + len(c.text) for c in chunks)
+    return assemble_parts(chunks[0], [(c.start, c.text) for c in chunks])
+
+
+def assemble_parts(first: StoredChunk, parts: Iterable[tuple[int, str]]) -> Paper:
+    """The whole paper from one of its chunks (for the metadata) and every chunk's (start, text)."""
+    parts = list(parts)
+    size = first.abstract_chars or max(start + len(text) for start, text in parts)
     buf = [" "] * size
-    for c in chunks:
-        buf[c.start:c.start + len(c.text)] = c.text
-    return replace(chunks[0].fields, abstract="".join(buf[:size]))
+    for start, text in parts:
+        buf[start:start + len(text)] = text
+    return replace(first.fields, abstract="".join(buf[:size]))
 
 
 def _dumps(values: tuple[str, ...]) -> str:

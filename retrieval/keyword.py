@@ -1,4 +1,4 @@
-"""BM25 over the stored chunks (bm25s), with a tokenizer that keeps what users type.
+"""BM25 over the stored chunks, with a tokenizer that keeps what users type.
 
 Acronyms and method names ("BMT", "NV-CoT") and exact numbers ("87.43%") are
 kept as whole tokens next to their stemmed parts, so they are found as reliably
@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import Counter
+from array import array
+from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
@@ -78,50 +79,93 @@ def content_tokens(text: str) -> list[str]:
 
 
 class KeywordIndex:
-    """BM25 scores for every stored chunk, plus per-term document frequencies."""
+    """BM25 (Lucene's variant, as bm25s scores it) over every stored chunk, held as flat arrays.
 
-    def __init__(self, chunk_ids: list[str], bm25, doc_freq: dict[str, int]) -> None:
+    Each term's postings (the chunks holding it and their precomputed BM25 weights) are
+    contiguous, so a query adds a few slices. The index is built from token ids packed in
+    one array, never from per-chunk lists of Python objects: at 56,000 chunks those cost
+    hundreds of MB on the way and leave the heap fragmented for the life of the process.
+    """
+
+    def __init__(self, chunk_ids: list[str], vocab: dict[str, int], indptr: np.ndarray, postings: np.ndarray,
+                 weights: np.ndarray) -> None:
         self.chunk_ids = chunk_ids
-        self._bm25 = bm25
-        self._df = doc_freq
+        self._vocab = vocab
+        self._indptr = indptr  # term id -> its postings' range
+        self._postings = postings  # chunk indices, grouped by term
+        self._weights = weights  # BM25 weight of the term in that chunk
 
     @classmethod
-    def build(cls, chunk_ids: list[str], texts: list[str]) -> KeywordIndex:
-        import bm25s
-
-        # Documents as lists of vocabulary ids: millions of token strings would cost far more memory.
-        vocab: dict[str, int] = {}
-        docs = [[vocab.setdefault(tok, len(vocab)) for tok in tokenize(t) or ["\x00empty"]] for t in texts]
-        bm25 = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-        if docs:
-            bm25.index((docs, vocab), show_progress=False)
-        df_ids = Counter(i for doc in docs for i in set(doc))
-        return cls(list(chunk_ids), bm25, {tok: df_ids[i] for tok, i in vocab.items() if i in df_ids})
+    def build(cls, chunk_ids: list[str], texts: Iterable[str]) -> KeywordIndex:
+        builder = KeywordBuilder()
+        for text in texts:
+            builder.add(text)
+        return builder.finish(chunk_ids)
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
-        """BM25 score of every chunk (aligned with chunk_ids)."""
-        known = [t for t in query_tokens if t in self._df]
-        if not known or not self.chunk_ids:
-            return np.zeros(len(self.chunk_ids), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+        """BM25 score of every chunk (aligned with chunk_ids); a repeated query term counts again."""
+        out = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        for token in query_tokens:
+            tid = self._vocab.get(token)
+            if tid is not None:
+                lo, hi = self._indptr[tid], self._indptr[tid + 1]
+                out[self._postings[lo:hi]] += self._weights[lo:hi]  # a term's chunks are distinct
+        return out
 
     def chunks_with(self, token: str) -> np.ndarray:
         """Indices (into chunk_ids) of the chunks that contain `token`."""
-        tid = self._bm25.vocab_dict.get(token) if token in self._df else None
+        tid = self._vocab.get(token)
         if tid is None:
             return np.zeros(0, dtype=np.int64)
-        # bm25s keeps scores as a sparse matrix with one column per vocabulary token.
-        indptr, indices = self._bm25.scores["indptr"], self._bm25.scores["indices"]
-        return np.asarray(indices[indptr[tid]:indptr[tid + 1]], dtype=np.int64)
+        return self._postings[self._indptr[tid]:self._indptr[tid + 1]].astype(np.int64)
 
     def df(self, token: str) -> int:
         """How many chunks contain `token`."""
-        return self._df.get(token, 0)
+        tid = self._vocab.get(token)
+        return 0 if tid is None else int(self._indptr[tid + 1] - self._indptr[tid])
 
     def idf(self, token: str) -> float:
         n = max(len(self.chunk_ids), 1)
-        df = self._df.get(token, 0)
+        df = self.df(token)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+class KeywordBuilder:
+    """Collects chunks' token ids one chunk at a time; `finish` turns them into a KeywordIndex."""
+
+    def __init__(self) -> None:
+        self._vocab: dict[str, int] = {}
+        self._tokens = array("i")  # every chunk's token ids, one after the other
+        self._lengths = array("i")  # tokens per chunk
+
+    def add(self, text: str) -> None:
+        ids = [self._vocab.setdefault(tok, len(self._vocab)) for tok in tokenize(text)]
+        self._tokens.extend(ids)
+        self._lengths.append(len(ids))
+
+    def finish(self, chunk_ids: list[str]) -> KeywordIndex:
+        n = len(self._lengths)
+        if n != len(chunk_ids):
+            raise ValueError(f"{len(chunk_ids)} chunk ids for {n} indexed texts")
+        n_terms = len(self._vocab)
+        lengths = np.frombuffer(self._lengths, dtype=np.int32).astype(np.float32)
+        doc_len = np.maximum(lengths, 1.0)  # an empty chunk counts as one (unmatchable) token, as in bm25s
+        # (term, chunk) pairs with their counts, grouped by term: one sort of packed keys.
+        keys = np.frombuffer(self._tokens, dtype=np.int32).astype(np.int64) * max(n, 1)
+        keys += np.repeat(np.arange(n, dtype=np.int64), np.frombuffer(self._lengths, dtype=np.int32))
+        keys, tf = np.unique(keys, return_counts=True)
+        terms, postings = np.divmod(keys, max(n, 1))
+        del keys
+        df = np.bincount(terms, minlength=n_terms)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        tf = tf.astype(np.float32)
+        norm = BM25_K1 * ((1 - BM25_B) + BM25_B * doc_len / float(doc_len.mean() if n else 1.0))
+        weights = idf[terms] * tf / (norm[postings] + tf)
+        vocab, self._vocab = self._vocab, {}
+        self._tokens, self._lengths = array("i"), array("i")
+        return KeywordIndex(list(chunk_ids), vocab, indptr, postings.astype(np.int32), weights.astype(np.float32))

@@ -28,10 +28,10 @@ from ingest.chunk import chunk_text, split_sentences
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
-from paperbot.records import Paper, StoredChunk, assemble, indexed_text, paper_id_of
+from paperbot.records import Paper, StoredChunk, assemble_parts, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
 from retrieval.filters import FilterIndex, Filters, no_match_notice, select
-from retrieval.keyword import KeywordIndex, content_tokens, tokenize
+from retrieval.keyword import KeywordBuilder, KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult, Similar
 
 log = logging.getLogger(__name__)
@@ -73,18 +73,23 @@ class CorpusView:
 
     @classmethod
     def from_store(cls, store: Store, version: str) -> CorpusView:
+        """Reads every chunk once. Chunks are folded as they come: a paper keeps its first chunk
+        (for the metadata) and every chunk's (start, text), the keyword index their token ids;
+        nothing else outlives the page it was read in."""
         chunk_ids: list[str] = []
         chunk_paper: list[str] = []
-        texts: list[str] = []
-        chunks_of: dict[str, list[StoredChunk]] = defaultdict(list)
+        keyword = KeywordBuilder()
+        first: dict[str, StoredChunk] = {}
+        parts: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for chunk in store.iter_chunks():
             chunk_ids.append(chunk.chunk_id)
             chunk_paper.append(chunk.paper_id)
-            texts.append(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))
-            chunks_of[chunk.paper_id].append(chunk)
-        papers = {pid: assemble(chunks) for pid, chunks in chunks_of.items()}
-        keyword = KeywordIndex.build(chunk_ids, texts)
-        view = cls(version, chunk_ids, chunk_paper, papers, keyword)
+            keyword.add(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))
+            first.setdefault(chunk.paper_id, chunk)
+            parts[chunk.paper_id].append((chunk.start, chunk.text))
+        papers = {pid: assemble_parts(chunk, parts.pop(pid)) for pid, chunk in first.items()}
+        del first
+        view = cls(version, chunk_ids, chunk_paper, papers, keyword.finish(chunk_ids))
         _release_free_memory()
         return view
 

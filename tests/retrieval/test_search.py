@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from retrieval.answer import extractive_answer
@@ -122,3 +123,33 @@ def test_keyword_index_knows_which_chunks_hold_a_term():
     assert idx.chunks_with("programming").tolist() == []  # stemmed: "program"
     assert idx.chunks_with("program").tolist() == [1]
     assert idx.chunks_with("absent").tolist() == []
+
+
+def test_keyword_index_scores_as_bm25s_does():
+    """The compact index gives the scores of bm25s's Lucene BM25 built over the same tokens."""
+    import bm25s
+
+    from retrieval.keyword import BM25_B, BM25_K1, KeywordIndex
+
+    texts = ["Bit masks on weights: masking weights fine-tunes a model.", "", "dynamic programming on graphs",
+             "Masks again, and again masks", "graph neural networks for molecules", "weights weights weights",
+             "NV-CoT reaches 87.43% on 论文"]
+    ids = [f"p{i}:0" for i in range(len(texts))]
+    idx = KeywordIndex.build(ids, texts)
+    vocab: dict[str, int] = {}
+    docs = [[vocab.setdefault(t, len(vocab)) for t in tokenize(x) or ["\x00empty"]] for x in texts]
+    reference = bm25s.BM25(k1=BM25_K1, b=BM25_B)
+    reference.index((docs, vocab), show_progress=False)
+    for query in ["masking weights", "graph", "masks masks weights", "87.43 nv-cot", "论文", "absent words"]:
+        tokens = [t for t in tokenize(query) if t in vocab]
+        expected = reference.get_scores(tokens) if tokens else np.zeros(len(texts))
+        np.testing.assert_allclose(idx.scores(tokenize(query)), expected, rtol=1e-5, atol=1e-6, err_msg=query)
+    assert idx.df("weight") == 2 and idx.df("absent") == 0
+    assert idx.idf("molecul") > idx.idf("weight") > 0  # rarer terms weigh more
+
+
+def test_keyword_index_of_nothing_scores_nothing():
+    from retrieval.keyword import KeywordIndex
+
+    idx = KeywordIndex.build([], [])
+    assert idx.scores(["mask"]).shape == (0,) and idx.df("mask") == 0 and idx.chunks_with("mask").size == 0
