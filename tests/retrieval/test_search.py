@@ -80,6 +80,20 @@ def test_snippet_is_the_sentence_that_answers(library):
     assert "mask" in best or "zeroing" in best, best
 
 
+def test_sentence_cache_stays_bounded_and_quotes_do_not_depend_on_it(library, monkeypatch):
+    import retrieval.search as search
+
+    questions = ["how do people fine-tune by masking weights?", "graph neural networks",
+                 "reinforcement learning for large language model reasoning"]
+    retriever = library.retriever
+    first = [[(h.paper_id, h.quotes) for h in library.search(q, k=5).hits] for q in questions]
+    monkeypatch.setattr(search, "SENTENCE_CACHE_PAPERS", 3)
+    retriever._sentence_cache.clear()
+    again = [[(h.paper_id, h.quotes) for h in library.search(q, k=5).hits] for q in questions]
+    assert again == first
+    assert len(retriever._sentence_cache) == 3
+
+
 def test_stored_abstracts_are_reassembled_exactly(library, corpus_dir):
     from ingest.parse import discover, parse_file
 
