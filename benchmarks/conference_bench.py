@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -212,7 +213,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
     by presentation type; RSS and open descriptors sampled every `every` s."""
     start = time.perf_counter()
     end = start + minutes * 60
-    samples: list[tuple[float, float, int]] = []
+    samples: list[tuple[float, float, int, int]] = []
     errors, done, latency = 0, 0, []
     in_flight: set[asyncio.Task] = set()
 
@@ -237,7 +238,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
     while time.perf_counter() < end:
         now = time.perf_counter()
         if now >= next_sample:
-            samples.append((now - start, rss_mb(), open_fds()))
+            samples.append((now - start, rss_mb(), open_fds(), threading.active_count()))
             next_sample += every
         if len(in_flight) < 3:
             task = asyncio.create_task(one(i))
@@ -248,8 +249,8 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
                 first_pass = time.perf_counter() - start
         await asyncio.sleep(1.0)
     await asyncio.gather(*in_flight)
-    samples.append((time.perf_counter() - start, rss_mb(), open_fds()))
-    csv.write_text("seconds,rss_mb,open_fds\n" + "".join(f"{t:.1f},{r:.1f},{f}\n" for t, r, f in samples))
+    samples.append((time.perf_counter() - start, rss_mb(), open_fds(), threading.active_count()))
+    csv.write_text("seconds,rss_mb,open_fds,threads\n" + "".join(f"{t:.1f},{r:.1f},{f},{n}\n" for t, r, f, n in samples))
     warm_up = first_pass if first_pass is not None else minutes * 60 / 4
     warm = [s for s in samples if s[0] >= warm_up] or samples[-1:]
     growth = (warm[-1][1] - warm[0][1]) / warm[0][1] * 100
@@ -286,7 +287,7 @@ def svg_curve(curves: list[tuple[str, Path]], out: Path, title: str) -> None:
         parts.append(f'<text x="{x(v):.1f}" y="{h - pad + 16}" text-anchor="middle">{v / 60:.0f}</text>')
     for n, (label, rows) in enumerate(series):
         color = COLORS[n % len(COLORS)]
-        points = " ".join(f"{x(t):.1f},{y(mb):.1f}" for t, mb, _ in rows)
+        points = " ".join(f"{x(row[0]):.1f},{y(row[1]):.1f}" for row in rows)
         parts += [f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}"/>',
                   f'<line x1="{pad + 10}" x2="{pad + 30}" y1="{34 + 14 * n}" y2="{34 + 14 * n}" stroke="{color}" '
                   f'stroke-width="2"/><text x="{pad + 36}" y="{38 + 14 * n}">{label}</text>']
