@@ -107,6 +107,16 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def fd_targets() -> set[str]:
+    out = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            pass
+    return out
+
+
 # --- 1. ingest -----------------------------------------------------------------------------------------------
 
 def model_ceiling(settings, program_path: Path, sample: int) -> tuple[float, float]:
@@ -235,6 +245,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
 
     i, next_sample = 0, start
     first_pass = None  # when every question has been asked once: caches are warm from then on
+    warm_fds: set[str] = set()
     while time.perf_counter() < end:
         now = time.perf_counter()
         if now >= next_sample:
@@ -247,6 +258,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
             i += 1
             if first_pass is None and i >= len(questions):
                 first_pass = time.perf_counter() - start
+                warm_fds = fd_targets()
         await asyncio.sleep(1.0)
     await asyncio.gather(*in_flight)
     samples.append((time.perf_counter() - start, rss_mb(), open_fds(), threading.active_count()))
@@ -261,6 +273,9 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
     print(f"  warm-up: {why} ({warm_up:.0f} s); RSS after warm-up {warm[0][1]:.0f} MB -> end "
           f"{warm[-1][1]:.0f} MB ({growth:+.1f} %), peak {max(s[1] for s in samples):.0f} MB; open fds after warm-up: "
           f"{fds[0]}..{fds[-1]}", flush=True)
+    if warm_fds:
+        opened, closed = sorted(fd_targets() - warm_fds), sorted(warm_fds - fd_targets())
+        print(f"  descriptors opened after warm-up and still open: {opened or 'none'}; closed: {closed or 'none'}")
 
 
 COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ingest.embed import Embedder
 from ingest.pipeline import Progress
+from paperbot.memory import steady_heap
 from paperbot.settings import Settings
 from retrieval.library import Library
 from retrieval.llm import LLMClient
@@ -56,6 +57,7 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
     `ingest_if_empty` ingests the configured corpus into an empty store first;
     `warm_up` loads the model and the keyword index before the first question.
     """
+    steady_heap()  # a bot or a chat runs for days
     owned = library is None
     if library is None:
         library = await asyncio.to_thread(Library, settings)

@@ -14,8 +14,6 @@ papers. The thresholds come from benchmarks/calibrate_abstention.py.
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import logging
 import re
 import threading
@@ -28,6 +26,7 @@ from ingest.chunk import chunk_text, split_sentences
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
+from paperbot.memory import release_free_memory
 from paperbot.records import Paper, StoredChunk, assemble_parts, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
 from retrieval.filters import FilterIndex, Filters, no_match_notice, select
@@ -91,7 +90,7 @@ class CorpusView:
         papers = {pid: assemble_parts(chunk, parts.pop(pid)) for pid, chunk in first.items()}
         del first
         view = cls(version, chunk_ids, chunk_paper, papers, keyword.finish(chunk_ids))
-        _release_free_memory()
+        release_free_memory()  # the build's temporaries: about 200 MB at 20,000 papers
         return view
 
     @property
@@ -385,15 +384,6 @@ class Retriever:
             hits.append(Hit(paper=paper, score=r.score, quotes=tuple(q for _, q in best[:MAX_QUOTES]),
                             dense=r.dense, lexical=r.lexical, relevant=self.is_relevant(r)))
         return hits
-
-
-def _release_free_memory() -> None:
-    """Give the building's temporary memory back to the OS (glibc keeps it otherwise; ~200 MB at 20k papers)."""
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        pass
 
 
 def key_terms(keyword: KeywordIndex, text: str, n: int = KEY_TERMS) -> list[str]:
