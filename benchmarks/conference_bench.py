@@ -320,6 +320,7 @@ def main() -> int:
     ap.add_argument("--skip-ingest", action="store_true", help="reuse the store in --workdir")
     ap.add_argument("--sample", type=int, default=200, help="papers the model alone encodes, for the baseline")
     ap.add_argument("--baseline-only", action="store_true", help="only the model-alone baseline on --workdir's program")
+    ap.add_argument("--filters-only", action="store_true", help="only the filter costs on --workdir's store")
     ap.add_argument("--concurrent", type=int, default=20)
     ap.add_argument("--soak-minutes", type=float, default=20)
     ap.add_argument("--picture", type=Path, default=None, help="write the soak's RSS curve here (SVG)")
@@ -349,7 +350,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHROMA_", "PAPERBOT_", "EMBEDDING_"))}
     env.update(CHROMA_PATH=str(store))
     settings = Settings.from_env(env)
-    if not (args.skip_ingest or args.baseline_only):
+    if not (args.skip_ingest or args.baseline_only or args.filters_only):
         program = generate_program(args.papers, sentence_pool(args.scifact), seed=7)
         program_path.write_text(json.dumps(program, ensure_ascii=False))
     program = json.loads(program_path.read_text())
@@ -361,6 +362,9 @@ def main() -> int:
         chunks, whole = model_ceiling(settings, program_path, args.sample)
         print(f"model alone on {args.sample} papers: {chunks:.2f} docs/s on the chunks ingest embeds, "
               f"{whole:.2f} docs/s on 'title. abstract' cut at its window")
+        return 0
+    if args.filters_only:
+        filter_cost(settings, questions[:40], program)
         return 0
     if not args.skip_ingest:
         import shutil

@@ -36,6 +36,9 @@ from retrieval.types import Hit, Quote, SearchResult, Similar
 log = logging.getLogger(__name__)
 
 CANDIDATES = 100
+# A filter that keeps at least this share of the papers (posters, a big track) searches the vector index and
+# drops the rest: scoring nearly every chunk exactly from the float16 copy costs more than the query itself.
+BROAD_FILTER = 0.5
 KEY_TERMS = 30  # distinctive terms of a paper that make the BM25 side of a similar-papers query
 SHARED_TERMS = 6  # shown as the reason a paper is similar
 RELATED_MAX_CHARS = 8000
@@ -124,6 +127,10 @@ class CorpusView:
                 self._vectors = vectors
             return self._vectors
 
+    def loaded_chunk_vectors(self) -> np.ndarray | None:
+        """The float16 chunk vectors if a filtered search has read them, else None."""
+        return self._vectors
+
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""
         found = np.zeros(len(self.papers), dtype=np.float32)
@@ -183,12 +190,16 @@ class Retriever:
         pids = list(view.papers)
 
         dense = np.full(n_papers, np.nan, dtype=np.float32)
-        if allowed is None:
-            for cid, sim in self.store.query(qvec, n=max(depth * 3, 50)):
+        n_nearest = max(depth * 3, 50)
+        share = 1.0 if allowed is None else float(allowed.mean())
+        if share >= BROAD_FILTER:  # the vector index's nearest chunks, the allowed ones kept
+            for cid, sim in self.store.query(qvec, n=int(np.ceil(n_nearest / share))):
                 i = view.paper_index.get(paper_id_of(cid))
-                if i is not None and not sim <= dense[i]:
+                if i is not None and not sim <= dense[i] and (allowed is None or allowed[i]):
                     dense[i] = sim
-        else:  # every allowed chunk scored exactly: cheaper than asking the vector index to filter
+        if allowed is not None and (share < BROAD_FILTER
+                                    or np.count_nonzero(~np.isnan(dense)) < min(depth, np.count_nonzero(allowed))):
+            # every allowed chunk scored exactly: cheaper than asking the vector index to filter
             rows = np.flatnonzero(allowed[view.chunk_paper_idx])
             sims = view.chunk_vectors(self.store)[rows].astype(np.float32) @ qvec.astype(np.float32)
             np.fmax.at(dense, view.chunk_paper_idx[rows], sims)
@@ -226,14 +237,18 @@ class Retriever:
     def _dense_for(self, view: CorpusView, paper_idx: np.ndarray, qvec: np.ndarray) -> np.ndarray:
         """Exact best-chunk similarity for papers the vector search did not return."""
         rows = np.flatnonzero(np.isin(view.chunk_paper_idx, paper_idx))
-        vectors = self.store.get_embeddings([view.chunk_ids[k] for k in rows])
-        best = {int(i): -1.0 for i in paper_idx}
-        for k in rows:
-            vec = vectors.get(view.chunk_ids[k])
-            if vec is not None:
-                i = int(view.chunk_paper_idx[k])
-                best[i] = max(best[i], float(np.dot(vec, qvec)))
-        return np.asarray([best[int(i)] for i in paper_idx], dtype=np.float32)
+        best = np.full(len(view.papers), -1.0, dtype=np.float32)
+        vectors = view.loaded_chunk_vectors()
+        if vectors is not None:  # read for filters already: no store call
+            np.fmax.at(best, view.chunk_paper_idx[rows], vectors[rows].astype(np.float32) @ qvec.astype(np.float32))
+        else:
+            got = self.store.get_embeddings([view.chunk_ids[k] for k in rows])
+            for k in rows:
+                vec = got.get(view.chunk_ids[k])
+                if vec is not None:
+                    i = view.chunk_paper_idx[k]
+                    best[i] = max(best[i], float(np.dot(vec, qvec)))
+        return best[paper_idx]
 
     # -- search with snippets and abstention ----------------------------------------
 

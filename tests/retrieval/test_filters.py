@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from paperbot.records import Paper
@@ -93,10 +94,16 @@ def test_filter_restricts_candidates_before_ranking_not_the_top_k(lib, tmp_path)
     for cid, vec in stored.items():
         pid = cid.rsplit(":", 2)[0]
         exact[pid] = max(exact.get(pid, -1.0), float(vec @ qvec))
+    # A narrow filter scores every allowed chunk from the float16 copy.
+    narrow = lib.retriever.rank("sparse binary masks over weights", depth=200, query_vector=qvec,
+                                allowed=view.mask(Filters(author="Rodolà")))
+    assert [r.paper_id for r in narrow] == ["oral1"] and abs(narrow[0].dense - exact["oral1"]) < 2e-3
+    # A broad one (150 of 151 papers) keeps the vector index's nearest chunks that pass (the copy only when
+    # the index returned too few of them).
     ranked = lib.retriever.rank("sparse binary masks over weights", depth=200, query_vector=qvec,
                                 allowed=view.mask(Filters(author="Wei Zhang")))
     assert len(ranked) == 150 and "oral1" not in {r.paper_id for r in ranked}
-    assert all(abs(r.dense - exact[r.paper_id]) < 2e-3 for r in ranked)  # float16 copy
+    assert all(abs(r.dense - exact[r.paper_id]) < 2e-3 for r in ranked)
 
 
 def test_empty_filtered_set_says_so_and_suggests_nearest_values(lib, tmp_path):
@@ -118,3 +125,20 @@ def test_browse_lists_an_authors_papers_orals_first(lib, tmp_path):
     stats = lib.stats()
     assert stats.types == {"poster": 2, "oral": 1, "spotlight": 1}
     assert stats.areas["Applications"] == 1
+
+
+def test_exact_scores_for_missed_papers_agree_from_the_store_and_from_the_copy(lib, tmp_path):
+    """Papers the vector index did not return are scored exactly: from Chroma, or from the float16 copy once read."""
+    records = [{"id": f"p{i:03d}", "title": f"Paper {i}", "abstract": f"Study {i} of masks, operators and currents."}
+               for i in range(40)]
+    lib.ingest([shapes.write_json(tmp_path / "c" / "flat.json", records)])
+    retriever = lib.retriever
+    view = retriever.view()
+    qvec = lib.embedder.encode(["masks over operators"])[0]
+    papers = np.arange(0, 40, 3)
+    assert view.loaded_chunk_vectors() is None
+    from_store = retriever._dense_for(view, papers, qvec)
+    view.chunk_vectors(lib.store)
+    from_copy = retriever._dense_for(view, papers, qvec)
+    np.testing.assert_allclose(from_copy, from_store, atol=2e-3)
+    assert (from_store > -1).all()
