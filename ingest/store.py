@@ -315,7 +315,8 @@ class Store:
         return found
 
     def snippet_vectors(self, versions: dict[str, str]) -> dict[str, list[tuple[int, int, np.ndarray]]]:
-        """For papers given as {paper id: content hash}: their sentences' (start, end, vector), abstract order."""
+        """For papers given as {paper id: content hash}: their sentences' (start, end, vector), abstract order;
+        vectors in float16, as stored."""
         if self._snippets is None or not versions:
             return {}
         try:
@@ -325,7 +326,7 @@ class Store:
         out: dict[str, list[tuple[int, int, np.ndarray]]] = {}
         for meta in page["metadatas"]:
             spans = json.loads(meta["spans"])
-            vectors = np.frombuffer(base64.b64decode(meta["vectors"]), dtype=np.float16).astype(np.float32)
+            vectors = np.frombuffer(base64.b64decode(meta["vectors"]), dtype=np.float16)
             vectors = vectors.reshape(len(spans), -1) if spans else vectors.reshape(0, self.dimension)
             out[str(meta["paper_id"])] = [(int(a), int(b), v) for (a, b), v in zip(spans, vectors)]
         return out
