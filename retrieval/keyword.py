@@ -168,4 +168,4 @@ class KeywordBuilder:
         weights = idf[terms] * tf / (norm[postings] + tf)
         vocab, self._vocab = self._vocab, {}
         self._tokens, self._lengths = array("i"), array("i")
-        return KeywordIndex(list(chunk_ids), vocab, indptr, postings.astype(np.int32), weights.astype(np.float32))
+        return KeywordIndex(chunk_ids, vocab, indptr, postings.astype(np.int32), weights.astype(np.float32))
