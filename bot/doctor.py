@@ -2,7 +2,8 @@
 
     ✓ configuration      the settings parsed (the CLI reports invalid ones before we get here)
     ✓ embedding model    loads from local files only and encodes a sentence
-    ✓ store              opens, and was built with the configured model
+    ✓ store              opens, was built with the configured model, and its vector index reads
+                         every chunk back and finds a sample of them
     ✓ contents           papers and chunks, every paper complete
     ✓ keyword index      built from the store, covering every chunk at a stable content version
     ✓ LLM endpoint       answers GET {base}/models and lists its models (when LLM_BASE_URL is set);
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from bot.app.guard import bot_token, token_problem
 from paperbot.errors import (
     ModelMismatchError,
@@ -45,6 +48,7 @@ log = logging.getLogger(__name__)
 OK, FAIL, WARN = "✓", "✗", "!"
 PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may take at least (a cold start imports chromadb)
 LLM_CHECK_TIMEOUT = 5.0
+SELF_SEARCH_SAMPLE = 20  # chunks the store check searches for with their own vectors
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
 # The folder holding the project's packages, for the probe's child process (a source checkout or site-packages).
 PACKAGES_ROOT = Path(__file__).resolve().parent.parent
@@ -186,6 +190,8 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
     if kind:
         detail = r["error"].split(". If it is damaged", 1)[0]
         return [Check("store", False, detail, "if it is damaged, " + REBUILD)]
+    if r["vector_problem"]:
+        return [Check("store", False, f"{where} has a damaged vector index: {r['vector_problem']}", REBUILD)]
     checks = [Check("store", True, f"{where} opens; built with {model!r} ({r['dimension']} dimensions)")]
     papers, chunks, incomplete = r["papers"], r["chunks"], r["incomplete"]
     if chunks == 0:
@@ -248,14 +254,36 @@ def _inspect(store, dimension: int) -> dict:
     incomplete = sorted(pid for pid, versions in by_paper.items()
                         if not any(is_complete(group) for group in versions.values()))
     view = CorpusView.from_store(store, version)
-    if chunks:  # the vector index answers, and its vectors can be read back
-        first = view.chunk_ids[0]
-        vector = store.get_embeddings([first])[first]
-        nearest = store.query(vector, n=min(10, chunks))
-        store.get_embeddings([cid for cid, _ in nearest])
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
             "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
-            "version_stable": store.content_version() == version}
+            "version_stable": store.content_version() == version,
+            "vector_problem": vector_problem(store, view) if view.chunk_ids else ""}
+
+
+def vector_problem(store, view) -> str:
+    """What is wrong with the chunks' vector index, or "" when every vector reads back and the index finds them.
+
+    Every vector is read (the copy filtered searches use), then a sample spread over the whole
+    index, first chunk to last, is searched for: a damaged index file shows in either.
+    """
+    vectors = view.chunk_vectors(store).astype(np.float32)
+    norms = np.linalg.norm(vectors, axis=1)
+    unreadable = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-6))
+    if len(unreadable):
+        return (f"{len(unreadable)} of {len(norms)} chunk vectors are missing or unreadable, "
+                f"e.g. {view.chunk_ids[unreadable[0]]}")
+    unit = vectors / norms[:, None]
+    row_of = {cid: k for k, cid in enumerate(view.chunk_ids)}
+    rows = np.unique(np.linspace(0, len(unit) - 1, min(SELF_SEARCH_SAMPLE, len(unit))).astype(int))
+    lost = []
+    for row in rows:
+        found = [row_of[cid] for cid, _ in store.query(unit[row], n=10) if cid in row_of]
+        if not (found and float(np.max(unit[found] @ unit[row])) > 0.999):  # itself, or a chunk with its vector
+            lost.append(view.chunk_ids[row])
+    if len(lost) > len(rows) // 10:
+        return (f"searching for {len(rows)} stored chunks with their own vectors did not find {len(lost)} "
+                f"of them, e.g. {lost[0]}")
+    return ""
 
 
 # -- LLM endpoint and Discord token ---------------------------------------------------------------

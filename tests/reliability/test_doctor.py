@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -178,20 +179,68 @@ def test_malformed_discord_token_is_reported_without_showing_it(tmp_path, store_
         assert token not in "\n".join(lines) + caplog.text
 
 
-@pytest.mark.slow
-def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path):
-    """Past ~1000 chunks Chroma keeps vectors in an HNSW index beside the database; damage there too."""
-    env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 700)), "DISCORD_TOKEN": DISCORD_TOKEN}
+def _ingest(tmp_path: Path, env: dict) -> None:
     with Library(make_settings(tmp_path, **env), embedder=HashEmbedder()) as lib:
         lib.ingest()
-    segments = [p for p in (tmp_path / "chroma").iterdir() if (p / "data_level0.bin").is_file()]
-    assert segments, "no HNSW index on disk to damage"
-    for segment in segments:  # the chunks' index and the sentences' index
-        os.truncate(segment / "data_level0.bin", 1000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "zeroed"])
+def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path, damage):
+    """Past ~1000 chunks Chroma keeps vectors in an HNSW index beside the database; damage there too.
+
+    The ingest runs in a process of its own: once it has exited, no Chroma in this process
+    holds the index in memory and could write it again over the damage.
+    """
+    env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 700)), "DISCORD_TOKEN": DISCORD_TOKEN}
+    ingest = multiprocessing.get_context("spawn").Process(target=_ingest, args=(tmp_path, env))
+    ingest.start()
+    ingest.join(300)
+    assert ingest.exitcode == 0
+    files = [p / "data_level0.bin" for p in (tmp_path / "chroma").iterdir() if (p / "data_level0.bin").is_file()]
+    assert files, "no HNSW index on disk to damage"
+    for f in files:  # the chunks' index and the sentences' index
+        size = f.stat().st_size
+        if damage == "truncated":
+            os.truncate(f, 1000)
+        else:  # the second half of every file overwritten with zeros, its size unchanged
+            with open(f, "r+b") as fh:
+                fh.seek(size // 2)
+                fh.write(bytes(size - size // 2))
+    damaged = {f: f.read_bytes() for f in files}
     code, lines = doctor_lines(tmp_path, env)
-    assert code == 1
+    assert all(f.read_bytes() == data for f, data in damaged.items()), "the damage was written over"
+    assert code == 1, lines
     store = line_of(lines, "store")
-    assert store.startswith("✗ store: the store at") and "move it aside and run `paperbot ingest`" in store
+    assert store.startswith("✗ store:") and "the store at" in store, store
+    assert "move it aside and run `paperbot ingest`" in store
+
+
+class LostGraph:
+    """A store whose vector index has lost its links: every search ends at its entry point, the first chunk."""
+
+    def __init__(self, store: Store, first: str) -> None:
+        self.store, self.dimension, self.first = store, store.dimension, first
+
+    def get_embeddings(self, ids):
+        return self.store.get_embeddings(ids)
+
+    def query(self, vector, n):
+        return [(self.first, 1.0)]
+
+
+def test_store_check_searches_for_chunks_with_their_own_vectors(tmp_path, store_env):
+    from retrieval.search import CorpusView
+
+    with Store(make_settings(tmp_path, **store_env).store, "test-hash", HashEmbedder().dimension) as store:
+        view = CorpusView.from_store(store, store.content_version())
+        assert doctor.vector_problem(store, view) == ""
+        problem = doctor.vector_problem(LostGraph(store, view.chunk_ids[0]), view)
+    sampled = min(doctor.SELF_SEARCH_SAMPLE, len(view.chunk_ids))
+    assert sampled > 10
+    # the first chunk finds itself; every other one sampled is lost
+    assert problem.startswith(f"searching for {sampled} stored chunks with their own vectors did not find "
+                              f"{sampled - 1} of them, e.g. ")
 
 
 @pytest.mark.slow
