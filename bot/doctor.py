@@ -21,13 +21,16 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +49,8 @@ from paperbot.settings import Secret, Settings, StoreSettings
 log = logging.getLogger(__name__)
 
 OK, FAIL, WARN = "✓", "✗", "!"
-PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may take at least (a cold start imports chromadb)
+PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may go without progress (a cold start imports chromadb)
+PROGRESS_EVERY = 5000  # chunks read between two progress lines of the store check
 LLM_CHECK_TIMEOUT = 5.0
 SELF_SEARCH_SAMPLE = 20  # chunks the store check searches for with their own vectors
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
@@ -135,26 +139,75 @@ def check_store(settings: Settings, embedder) -> list[Check]:
     request = {"store": _store_json(s), "model": embedder.name, "dimension": embedder.dimension}
     timeout = max(PROBE_MIN_TIMEOUT, 3 * s.timeout)
     where = f"Chroma server {s.host}:{s.port}" if s.is_server else f"the store at {s.path}"
-    try:
-        proc = subprocess.run(probe_command(), input=json.dumps(request), capture_output=True, text=True,
-                              timeout=timeout, env=_child_env(), cwd=str(PACKAGES_ROOT))
-    except subprocess.TimeoutExpired:
-        return [Check("store", False, f"opening {where} did not finish within {timeout:g} s",
+    returncode, last, stderr = run_probe(request, timeout)
+    if returncode is None:
+        return [Check("store", False, f"the check of {where} made no progress for {timeout:g} s ({last or 'opening'})",
                       "is the disk or the server stuck? If the store is damaged, " + REBUILD)]
-    if proc.returncode < 0:
+    if returncode < 0:
         try:
-            sig = signal.Signals(-proc.returncode).name
+            sig = signal.Signals(-returncode).name
         except ValueError:
-            sig = f"signal {-proc.returncode}"
-        return [Check("store", False, f"opening {where} crashed the checking process ({sig})",
-                      "the store is probably damaged: " + REBUILD)]
+            sig = f"signal {-returncode}"
+        return [Check("store", False, f"the check of {where} crashed the checking process ({sig}"
+                      f"{', ' + last if last else ''})", "the store is probably damaged: " + REBUILD)]
     try:
-        report = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        log.debug("store probe exited %s: %s", proc.returncode, proc.stderr[-2000:])
-        return [Check("store", False, f"the check of {where} failed (exit code {proc.returncode})",
+        report = json.loads(last)
+    except ValueError:
+        report = None
+    if not isinstance(report, dict) or "kind" not in report:  # no report: the probe failed before the end
+        log.debug("store probe exited %s: %s", returncode, stderr[-2000:])
+        return [Check("store", False, f"the check of {where} failed (exit code {returncode})",
                       "see the log; if the store is damaged, " + REBUILD)]
     return _store_checks(report, where, embedder.name)
+
+
+def run_probe(request: dict, stall: float) -> tuple[int | None, str, str]:
+    """Run the store probe; stop it when it prints nothing for `stall` seconds.
+
+    The probe prints a progress line now and then (a 20,000-paper store takes about a minute
+    to read), so only a stuck probe runs out of time. Returns (exit code, or None when it was
+    stopped; its last line, or the last step it reported when stopped; its stderr).
+    """
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(probe_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                text=True, env=_child_env(), cwd=str(PACKAGES_ROOT))
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def read() -> None:
+            for line in proc.stdout:
+                lines.put(line.strip())
+            lines.put(None)
+
+        threading.Thread(target=read, daemon=True, name="doctor-probe").start()
+        try:
+            proc.stdin.write(json.dumps(request))
+            proc.stdin.close()
+        except OSError:  # the probe is gone already; its exit code says why
+            pass
+        last, step = "", ""
+        while True:
+            try:
+                line = lines.get(timeout=stall)
+            except queue.Empty:
+                proc.kill()
+                proc.wait()
+                return None, step, ""
+            if line is None:
+                break
+            if line:
+                last = line
+                step = _progress_of(line) or step
+        proc.wait()
+        err.seek(0)
+        return proc.returncode, (step if _progress_of(last) else last), err.read()
+
+
+def _progress_of(line: str) -> str:
+    """The step a progress line reports, or "" for any other line."""
+    try:
+        return str(json.loads(line).get("progress", ""))
+    except (ValueError, AttributeError):
+        return ""
 
 
 def probe_command() -> list[str]:
@@ -212,8 +265,9 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
     return checks
 
 
-def probe_store(request: dict) -> dict:
-    """Open the store read-only and look at everything (runs in the child process)."""
+def probe_store(request: dict, progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Open the store read-only and look at everything (runs in the child process); `progress`
+    hears how far it got, now and then."""
     from ingest.store import Store
 
     raw = request["store"]
@@ -236,24 +290,31 @@ def probe_store(request: dict) -> dict:
         return {"kind": "damaged", "error": str(exc)}
     try:
         with store:
-            return _inspect(store, request["dimension"])
+            return _inspect(store, request["dimension"], progress)
     except StoreUnavailableError as exc:
         return {"kind": "unavailable", "error": str(exc)}
     except StoreError as exc:
         return {"kind": "damaged", "error": str(exc)}
 
 
-def _inspect(store, dimension: int) -> dict:
+def _inspect(store, dimension: int, progress: Callable[[str], None]) -> dict:
     from retrieval.search import CorpusView
 
     version = store.content_version()
     chunks = store.count()
     by_paper: dict[str, dict[str, list[StoredChunk]]] = defaultdict(lambda: defaultdict(list))
-    for chunk in store.iter_chunks(with_text=False):
-        by_paper[chunk.paper_id][chunk.content_hash].append(chunk)
+
+    def each_chunk():  # one pass: the completeness check sees every chunk on its way into the view
+        for n, chunk in enumerate(store.iter_chunks(), start=1):
+            by_paper[chunk.paper_id][chunk.content_hash].append(replace(chunk, text=""))
+            if n % PROGRESS_EVERY == 0:
+                progress(f"read {n} of {chunks} chunks")
+            yield chunk
+
+    view = CorpusView.from_chunks(each_chunk(), version)
     incomplete = sorted(pid for pid, versions in by_paper.items()
                         if not any(is_complete(group) for group in versions.values()))
-    view = CorpusView.from_store(store, version)
+    progress("reading the chunk vectors back")
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
             "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
             "version_stable": store.content_version() == version,
@@ -344,7 +405,8 @@ def check_token(settings: Settings) -> Check:
 def _probe_main() -> int:
     request = json.loads(sys.stdin.read())
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    print(json.dumps(probe_store(request)))
+    progress = lambda step: print(json.dumps({"progress": step}), flush=True)  # noqa: E731
+    print(json.dumps(probe_store(request, progress)), flush=True)
     return 0
 
 

@@ -18,6 +18,7 @@ import logging
 import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,15 +77,20 @@ class CorpusView:
 
     @classmethod
     def from_store(cls, store: Store, version: str) -> CorpusView:
-        """Reads every chunk once. Chunks are folded as they come: a paper keeps its first chunk
-        (for the metadata) and every chunk's (start, text), the keyword index their token ids;
-        nothing else outlives the page it was read in."""
+        """Reads every chunk once (see `from_chunks`)."""
+        return cls.from_chunks(store.iter_chunks(), version)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[StoredChunk], version: str) -> CorpusView:
+        """Chunks are folded as they come: a paper keeps its first chunk (for the metadata) and
+        every chunk's (start, text), the keyword index their token ids; nothing else outlives
+        the page it was read in."""
         chunk_ids: list[str] = []
         chunk_paper: list[str] = []
         keyword = KeywordBuilder()
         first: dict[str, StoredChunk] = {}
         parts: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for chunk in store.iter_chunks():
+        for chunk in chunks:
             chunk_ids.append(chunk.chunk_id)
             chunk_paper.append(chunk.paper_id)
             keyword.add(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))

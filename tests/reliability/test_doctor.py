@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,9 @@ def test_interrupted_ingest_shows_as_papers_with_missing_chunks(tmp_path, store_
 @pytest.mark.parametrize("command, expected", [
     ([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"],
      "crashed the checking process (SIGSEGV)"),
-    ([sys.executable, "-c", "import time; time.sleep(60)"], "did not finish within 1 s"),
+    ([sys.executable, "-c", "import time; time.sleep(60)"], "made no progress for 1 s (opening)"),
+    ([sys.executable, "-c", "import time; print('{\"progress\": \"read 5000 of 9000 chunks\"}', flush=True); "
+      "time.sleep(60)"], "made no progress for 1 s (read 5000 of 9000 chunks)"),
 ])
 def test_store_check_that_crashes_or_hangs_is_a_failed_line_not_a_crash(tmp_path, store_env, monkeypatch, command,
                                                                           expected):
@@ -121,6 +124,22 @@ def test_store_check_that_crashes_or_hangs_is_a_failed_line_not_a_crash(tmp_path
     assert code == 1
     assert expected in line_of(lines, "store") and line_of(lines, "store").startswith("✗")
     assert lines[-1].endswith("fix: store")
+
+
+def test_a_long_store_check_that_keeps_reporting_progress_is_not_cut_short(tmp_path, store_env, monkeypatch):
+    """A big store takes longer to read than the stall limit; progress lines keep the check alive."""
+    script = ("import json, sys, time\n"
+              "request = json.loads(sys.stdin.read())\n"
+              "for n in range(8):\n"
+              "    print(json.dumps({'progress': f'read {n} chunks'}), flush=True)\n"
+              "    time.sleep(0.4)\n"
+              "print(json.dumps({'kind': 'missing', 'collection': request['store']['collection']}))\n")
+    monkeypatch.setattr(doctor, "probe_command", lambda: [sys.executable, "-c", script])
+    monkeypatch.setattr(doctor, "PROBE_MIN_TIMEOUT", 1.0)
+    started = time.monotonic()
+    code, lines = doctor_lines(tmp_path, {**store_env, "CHROMA_TIMEOUT": "0.2"})
+    assert time.monotonic() - started > 3.0  # ran past the 1 s limit three times over
+    assert line_of(lines, "store").startswith("✗ store: there is no store yet at"), lines
 
 
 @pytest.mark.parametrize("answer, model, expected", [
