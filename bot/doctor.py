@@ -405,7 +405,10 @@ def check_token(settings: Settings) -> Check:
 def _probe_main() -> int:
     request = json.loads(sys.stdin.read())
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    progress = lambda step: print(json.dumps({"progress": step}), flush=True)  # noqa: E731
+
+    def progress(step: str) -> None:
+        print(json.dumps({"progress": step}), flush=True)
+
     print(json.dumps(probe_store(request, progress)), flush=True)
     return 0
 

@@ -28,7 +28,13 @@ from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.memory import release_free_memory
-from paperbot.records import Paper, StoredChunk, assemble_parts, indexed_text, paper_id_of
+from paperbot.records import (
+    Paper,
+    StoredChunk,
+    assemble_parts,
+    indexed_text,
+    paper_id_of,
+)
 from paperbot.settings import RetrievalSettings
 from retrieval.filters import FilterIndex, Filters, no_match_notice, select
 from retrieval.keyword import KeywordBuilder, KeywordIndex, content_tokens, tokenize

@@ -113,8 +113,8 @@ def test_interrupted_ingest_shows_as_papers_with_missing_chunks(tmp_path, store_
     ([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"],
      "crashed the checking process (SIGSEGV)"),
     ([sys.executable, "-c", "import time; time.sleep(60)"], "made no progress for 1 s (opening)"),
-    ([sys.executable, "-c", "import time; print('{\"progress\": \"read 5000 of 9000 chunks\"}', flush=True); "
-      "time.sleep(60)"], "made no progress for 1 s (read 5000 of 9000 chunks)"),
+    ([sys.executable, "-c", ("import time; print('{\"progress\": \"read 5000 of 9000 chunks\"}', flush=True); "
+                             "time.sleep(60)")], "made no progress for 1 s (read 5000 of 9000 chunks)"),
 ])
 def test_store_check_that_crashes_or_hangs_is_a_failed_line_not_a_crash(tmp_path, store_env, monkeypatch, command,
                                                                           expected):
@@ -137,7 +137,7 @@ def test_a_long_store_check_that_keeps_reporting_progress_is_not_cut_short(tmp_p
     monkeypatch.setattr(doctor, "probe_command", lambda: [sys.executable, "-c", script])
     monkeypatch.setattr(doctor, "PROBE_MIN_TIMEOUT", 1.0)
     started = time.monotonic()
-    code, lines = doctor_lines(tmp_path, {**store_env, "CHROMA_TIMEOUT": "0.2"})
+    _, lines = doctor_lines(tmp_path, {**store_env, "CHROMA_TIMEOUT": "0.2"})
     assert time.monotonic() - started > 3.0  # ran past the 1 s limit three times over
     assert line_of(lines, "store").startswith("✗ store: there is no store yet at"), lines
 
