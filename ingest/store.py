@@ -20,8 +20,8 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -200,21 +200,33 @@ class Store:
             raise self._wrap(exc, "count") from None
 
     def iter_chunks(self, with_text: bool = True) -> Iterator[StoredChunk]:
-        """Every stored chunk, paged so memory stays bounded on large stores."""
+        """Every stored chunk, paged so memory stays bounded on large stores.
+
+        The next page is read while this one is consumed: Chroma reads without holding the
+        GIL, so at 20,000 papers its reading and the caller's work overlap on two cores.
+        """
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
-        offset = 0
-        while True:
+
+        def read(offset: int) -> dict:
             try:
-                page = self._collection.get(include=include, limit=PAGE, offset=offset)
+                return self._collection.get(include=include, limit=PAGE, offset=offset)
             except Exception as exc:
                 raise self._wrap(exc, "read chunks") from None
-            ids = page["ids"]
-            docs = page.get("documents") or [""] * len(ids)
-            for cid, doc, meta in zip(ids, docs, page["metadatas"]):
-                yield StoredChunk.from_metadata(cid, doc or "", meta or {})
-            if len(ids) < PAGE:
-                return
-            offset += PAGE
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-read") as reader:
+            offset = 0
+            ahead = reader.submit(read, offset)
+            while True:
+                page = ahead.result()
+                ids = page["ids"]
+                if len(ids) == PAGE:
+                    ahead = reader.submit(read, offset + PAGE)
+                docs = page.get("documents") or [""] * len(ids)
+                for cid, doc, meta in zip(ids, docs, page["metadatas"]):
+                    yield StoredChunk.from_metadata(cid, doc or "", meta or {})
+                if len(ids) < PAGE:
+                    return
+                offset += PAGE
 
     def get_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
         """The stored vectors of these chunks, by id (ids not in the store are absent), read in pages."""
