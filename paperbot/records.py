@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -172,15 +173,18 @@ class StoredChunk:
     @classmethod
     def from_metadata(cls, cid: str, text: str, meta: Mapping[str, Any]) -> StoredChunk:
         start = int(meta.get("start", 0))
+        def shared(key: str) -> str:  # a value many papers repeat (venue, area, ...): one string for all
+            return sys.intern(str(meta.get(key, "")))
+
         fields = Paper(
-            paper_id=str(meta.get("paper_id") or paper_id_of(cid)), source=str(meta.get("source", "")),
+            paper_id=str(meta.get("paper_id") or paper_id_of(cid)), source=shared("source"),
             position=int(meta.get("position", 0)), abstract="", label=str(meta.get("label", "")),
-            title=str(meta.get("title", "")), authors=tuple(_loads_authors(meta.get("authors"))),
-            affiliations=tuple(_loads_list(meta.get("affiliations"))), url=str(meta.get("url", "")),
-            venue=str(meta.get("venue", "")), links=tuple(_loads_list(meta.get("links"))),
-            keywords=tuple(_loads_list(meta.get("keywords"))), area=str(meta.get("area", "")),
-            subarea=str(meta.get("subarea", "")), presentation=str(meta.get("presentation", "")),
-            track=str(meta.get("track", "")), tldr=str(meta.get("tldr", "")), pdf_url=str(meta.get("pdf_url", "")),
+            title=str(meta.get("title", "")), authors=tuple(map(sys.intern, _loads_authors(meta.get("authors")))),
+            affiliations=tuple(map(sys.intern, _loads_list(meta.get("affiliations")))), url=str(meta.get("url", "")),
+            venue=shared("venue"), links=tuple(_loads_list(meta.get("links"))),
+            keywords=tuple(map(sys.intern, _loads_list(meta.get("keywords")))), area=shared("area"),
+            subarea=shared("subarea"), presentation=shared("presentation"),
+            track=shared("track"), tldr=str(meta.get("tldr", "")), pdf_url=str(meta.get("pdf_url", "")),
             site_url=str(meta.get("site_url", "")),
         )
         legacy = "embed_hash" not in meta

@@ -1,4 +1,4 @@
-"""The bot keeps large blocks out of the heap (paperbot/memory.py)."""
+"""The bot keeps large blocks out of the heap (paperbot/memory.py), and repeated paper values once."""
 
 from __future__ import annotations
 
@@ -64,3 +64,26 @@ def test_services_steady_the_heap(library, monkeypatch):
 
     asyncio.run(go())
     assert calls == [1]
+
+
+def test_papers_read_back_share_the_values_they_repeat():
+    """Venue, area, track, authors... come back from the store as one string per value, not one per paper."""
+    import json
+
+    from paperbot.records import Paper, StoredChunk, chunk_id, chunk_metadata
+
+    def read_back(n: int) -> Paper:
+        paper = Paper(paper_id=f"p{n}", source="program.json", position=n, abstract="An abstract.", label=f"T{n}",
+                      title=f"T{n}", authors=("Ada Lovelace", f"Author {n}"), affiliations=("Analytical Engines", ""),
+                      venue="NeurIPS 2026", keywords=("sparsity",), area="Optimization", subarea="Convex",
+                      presentation="poster", track="main")
+        meta = chunk_metadata(paper, index=0, n_chunks=1, start=0, end=len(paper.abstract))
+        meta = json.loads(json.dumps(meta))  # fresh strings, as the store's reader makes them
+        return StoredChunk.from_metadata(chunk_id(paper, 0), paper.abstract, meta).fields
+
+    a, b = read_back(1), read_back(2)
+    for field in ("source", "venue", "area", "subarea", "presentation", "track"):
+        assert getattr(a, field) == getattr(b, field) and getattr(a, field) is getattr(b, field), field
+    assert a.authors[0] is b.authors[0] and a.affiliations[0] is b.affiliations[0]
+    assert a.keywords[0] is b.keywords[0]
+    assert a.title == "T1" and b.title == "T2" and a.authors[1] == "Author 1"
