@@ -53,6 +53,7 @@ PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may go without progress (a c
 PROGRESS_EVERY = 5000  # chunks read between two progress lines of the store check
 LLM_CHECK_TIMEOUT = 5.0
 SELF_SEARCH_SAMPLE = 20  # chunks the store check searches for with their own vectors
+VECTOR_PAGE = 2000  # chunk vectors the store check reads at a time
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
 # The folder holding the project's packages, for the probe's child process (a source checkout or site-packages).
 PACKAGES_ROOT = Path(__file__).resolve().parent.parent
@@ -314,33 +315,40 @@ def _inspect(store, dimension: int, progress: Callable[[str], None]) -> dict:
     view = CorpusView.from_chunks(each_chunk(), version)
     incomplete = sorted(pid for pid, versions in by_paper.items()
                         if not any(is_complete(group) for group in versions.values()))
-    progress("reading the chunk vectors back")
+    problem = vector_problem(store, view.chunk_ids, progress) if view.chunk_ids else ""
+    stable = store.content_version() == version
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
             "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
-            "version_stable": store.content_version() == version,
-            "vector_problem": vector_problem(store, view) if view.chunk_ids else ""}
+            "version_stable": stable,
+            "vector_problem": problem if stable else ""}  # an ingest beside the check moved chunks: not damage
 
 
-def vector_problem(store, view) -> str:
+def vector_problem(store, chunk_ids: list[str], progress: Callable[[str], None] = lambda _: None) -> str:
     """What is wrong with the chunks' vector index, or "" when every vector reads back and the index finds them.
 
-    Every vector is read (the copy filtered searches use), then a sample spread over the whole
-    index, first chunk to last, is searched for: a damaged index file shows in either.
+    Every vector is read, then a sample spread over the whole index, first chunk to last, is
+    searched for with its own vector: a damaged index file shows in one or the other.
     """
-    vectors = view.chunk_vectors(store).astype(np.float32)
+    vectors = np.zeros((len(chunk_ids), store.dimension), dtype=np.float32)
+    for start in range(0, len(chunk_ids), VECTOR_PAGE):
+        got = store.get_embeddings(chunk_ids[start:start + VECTOR_PAGE])
+        for k, cid in enumerate(chunk_ids[start:start + VECTOR_PAGE], start=start):
+            if cid in got:
+                vectors[k] = got[cid]
+        progress(f"read {min(start + VECTOR_PAGE, len(chunk_ids))} of {len(chunk_ids)} chunk vectors")
     norms = np.linalg.norm(vectors, axis=1)
     unreadable = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-6))
     if len(unreadable):
         return (f"{len(unreadable)} of {len(norms)} chunk vectors are missing or unreadable, "
-                f"e.g. {view.chunk_ids[unreadable[0]]}")
+                f"e.g. {chunk_ids[unreadable[0]]}")
     unit = vectors / norms[:, None]
-    row_of = {cid: k for k, cid in enumerate(view.chunk_ids)}
+    row_of = {cid: k for k, cid in enumerate(chunk_ids)}
     rows = np.unique(np.linspace(0, len(unit) - 1, min(SELF_SEARCH_SAMPLE, len(unit))).astype(int))
     lost = []
     for row in rows:
         found = [row_of[cid] for cid, _ in store.query(unit[row], n=10) if cid in row_of]
         if not (found and float(np.max(unit[found] @ unit[row])) > 0.999):  # itself, or a chunk with its vector
-            lost.append(view.chunk_ids[row])
+            lost.append(chunk_ids[row])
     if len(lost) > len(rows) // 10:
         return (f"searching for {len(rows)} stored chunks with their own vectors did not find {len(lost)} "
                 f"of them, e.g. {lost[0]}")

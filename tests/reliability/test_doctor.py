@@ -248,13 +248,29 @@ class LostGraph:
         return [(self.first, 1.0)]
 
 
-def test_store_check_searches_for_chunks_with_their_own_vectors(tmp_path, store_env):
+class NoVectorFor:
+    """A store that cannot give one chunk's vector back."""
+
+    def __init__(self, store: Store, missing: str) -> None:
+        self.store, self.dimension, self.missing = store, store.dimension, missing
+
+    def get_embeddings(self, ids):
+        return {cid: v for cid, v in self.store.get_embeddings(ids).items() if cid != self.missing}
+
+    def query(self, vector, n):
+        return self.store.query(vector, n)
+
+
+def test_store_check_reads_every_vector_and_searches_for_chunks_with_their_own_vectors(tmp_path, store_env):
     from retrieval.search import CorpusView
 
     with Store(make_settings(tmp_path, **store_env).store, "test-hash", HashEmbedder().dimension) as store:
         view = CorpusView.from_store(store, store.content_version())
-        assert doctor.vector_problem(store, view) == ""
-        problem = doctor.vector_problem(LostGraph(store, view.chunk_ids[0]), view)
+        assert doctor.vector_problem(store, view.chunk_ids) == ""
+        problem = doctor.vector_problem(LostGraph(store, view.chunk_ids[0]), view.chunk_ids)
+        lost_vector = view.chunk_ids[len(view.chunk_ids) // 2]
+        unreadable = doctor.vector_problem(NoVectorFor(store, lost_vector), view.chunk_ids)
+    assert unreadable == f"1 of {len(view.chunk_ids)} chunk vectors are missing or unreadable, e.g. {lost_vector}"
     sampled = min(doctor.SELF_SEARCH_SAMPLE, len(view.chunk_ids))
     assert sampled > 10
     # the first chunk finds itself; every other one sampled is lost
