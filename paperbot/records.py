@@ -173,6 +173,7 @@ class StoredChunk:
     @classmethod
     def from_metadata(cls, cid: str, text: str, meta: Mapping[str, Any]) -> StoredChunk:
         start = int(meta.get("start", 0))
+
         def shared(key: str) -> str:  # a value many papers repeat (venue, area, ...): one string for all
             return sys.intern(str(meta.get(key, "")))
 
