@@ -2,8 +2,9 @@
 
 Steps, in one process: imports; the store opened and the model loaded; the first read of
 the chunk collection (Chroma loads its vector index then, whatever is read); the corpus
-view (papers, abstracts, BM25); one search; the float16 chunk vectors that filtered
-searches use; 50 more searches. Each line prints the RSS and the step's share.
+view (papers, abstracts, BM25); one search; three filtered searches (type oral,
+type spotlight, the largest area: the vectors of their chunks are read and kept);
+50 more searches. Each line prints the RSS and the step's share.
 
     .venv/bin/python benchmarks/memory_probe.py /tmp/conf20k/store
 """
@@ -61,8 +62,13 @@ def main() -> int:
     library.search(questions[0])
     step("one search", t)
     t = time.perf_counter()
-    view.chunk_vectors(retriever.store)
-    step("float16 chunk vectors (filtered searches)", t)
+    from collections import Counter
+
+    from retrieval.filters import Filters
+    area = Counter(p.area for p in view.papers.values()).most_common(1)[0][0]
+    for filters in (Filters(type="oral"), Filters(type="spotlight"), Filters(area=area)):
+        library.search(questions[1], filters=filters)
+    step(f"searches filtered by oral, spotlight, one area ({view.vectors_read:,} chunk vectors read)", t)
     t = time.perf_counter()
     for q in (questions * 2)[:50]:
         library.search(q)

@@ -43,6 +43,7 @@ from retrieval.types import Hit, Quote, SearchResult, Similar
 log = logging.getLogger(__name__)
 
 CANDIDATES = 100
+VECTOR_PAGE = 2000  # chunk vectors read from the store at a time (float32 pages, float16 kept)
 # A filter that keeps at least this share of the papers (posters, a big track) searches the vector index and
 # drops the rest: scoring nearly every chunk exactly from the float16 copy costs more than the query itself.
 BROAD_FILTER = 0.5
@@ -78,7 +79,10 @@ class CorpusView:
         self.paper_index = {pid: i for i, pid in enumerate(papers)}
         self.chunk_paper_idx = np.asarray([self.paper_index[p] for p in chunk_paper], dtype=np.int64)
         self._filter_index: FilterIndex | None = None
-        self._vectors: np.ndarray | None = None
+        # Chunk vectors read so far (float16), packed in the order they were read; _slot maps a chunk row to
+        # its place there, -1 while unread.
+        self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
+        self._vectors = np.zeros((0, 0), dtype=np.float16)
         self._vectors_lock = threading.Lock()
 
     @classmethod
@@ -119,29 +123,43 @@ class CorpusView:
         """Which papers pass `filters`, aligned with `papers`."""
         return self.filter_index.mask(filters)
 
-    def chunk_vectors(self, store: Store) -> np.ndarray:
-        """Every chunk's vector (float16, aligned with `chunk_ids`), read from the store on first use.
+    def vectors_of(self, rows: np.ndarray, store: Store) -> np.ndarray:
+        """The vectors (float16) of these chunk rows; the ones not read yet are read from the store once.
 
-        Filtered searches score the allowed chunks exactly from this copy: a Chroma query
-        restricted to thousands of paper ids costs several times an unrestricted one.
-        At 20,000 papers it is about 45 MB. A chunk gone from the store since the view was
-        built scores 0 (the next view drops it).
+        Filtered searches score the allowed chunks exactly from these: a Chroma query restricted
+        to thousands of paper ids costs several times an unrestricted one. Only the chunks of
+        filters actually used are kept (every chunk at 20,000 papers would be about 45 MB).
+        A chunk gone from the store since the view was built scores 0 (the next view drops it).
         """
+        if not rows.size:
+            return np.zeros((0, store.dimension), dtype=np.float16)
         with self._vectors_lock:
-            if self._vectors is None:
-                vectors = np.zeros((len(self.chunk_ids), store.dimension), dtype=np.float16)
-                for start in range(0, len(self.chunk_ids), 2000):  # bounded: float32 pages, float16 kept
-                    ids = self.chunk_ids[start:start + 2000]
-                    got = store.get_embeddings(ids)
-                    for k, cid in enumerate(ids, start=start):
-                        if cid in got:
-                            vectors[k] = got[cid]
-                self._vectors = vectors
-            return self._vectors
+            unread = rows[self._slot[rows] < 0]
+            if unread.size:
+                unread = np.unique(unread)
+                got: dict[str, np.ndarray] = {}
+                for start in range(0, len(unread), VECTOR_PAGE):
+                    got.update(store.get_embeddings([self.chunk_ids[k] for k in unread[start:start + VECTOR_PAGE]]))
+                first = len(self._vectors)
+                grown = np.zeros((first + len(unread), store.dimension), dtype=np.float16)
+                if first:
+                    grown[:first] = self._vectors
+                zero = np.zeros(store.dimension, dtype=np.float32)
+                grown[first:] = np.stack([got.get(self.chunk_ids[k], zero) for k in unread])
+                self._slot[unread] = np.arange(first, first + len(unread), dtype=np.int32)
+                self._vectors = grown
+            return self._vectors[self._slot[rows]]
 
-    def loaded_chunk_vectors(self) -> np.ndarray | None:
-        """The float16 chunk vectors if a filtered search has read them, else None."""
-        return self._vectors
+    def read_vectors_of(self, rows: np.ndarray) -> np.ndarray | None:
+        """The vectors of these chunk rows if every one has been read for a filter, else None (no store call)."""
+        with self._vectors_lock:
+            slots = self._slot[rows]
+            return None if not rows.size or (slots < 0).any() else self._vectors[slots]
+
+    @property
+    def vectors_read(self) -> int:
+        """How many chunks' vectors filtered searches have read so far."""
+        return int(np.count_nonzero(self._slot >= 0))
 
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""
@@ -213,7 +231,7 @@ class Retriever:
                                     or np.count_nonzero(~np.isnan(dense)) < min(depth, np.count_nonzero(allowed))):
             # every allowed chunk scored exactly: cheaper than asking the vector index to filter
             rows = np.flatnonzero(allowed[view.chunk_paper_idx])
-            sims = view.chunk_vectors(self.store)[rows].astype(np.float32) @ qvec.astype(np.float32)
+            sims = view.vectors_of(rows, self.store).astype(np.float32) @ qvec.astype(np.float32)
             np.fmax.at(dense, view.chunk_paper_idx[rows], sims)
 
         q_tokens = tokenize(query) if query_tokens is None else query_tokens
@@ -250,9 +268,9 @@ class Retriever:
         """Exact best-chunk similarity for papers the vector search did not return."""
         rows = np.flatnonzero(np.isin(view.chunk_paper_idx, paper_idx))
         best = np.full(len(view.papers), -1.0, dtype=np.float32)
-        vectors = view.loaded_chunk_vectors()
-        if vectors is not None:  # read for filters already: no store call
-            np.fmax.at(best, view.chunk_paper_idx[rows], vectors[rows].astype(np.float32) @ qvec.astype(np.float32))
+        vectors = view.read_vectors_of(rows)
+        if vectors is not None:  # read for a filter already: no store call
+            np.fmax.at(best, view.chunk_paper_idx[rows], vectors.astype(np.float32) @ qvec.astype(np.float32))
         else:
             got = self.store.get_embeddings([view.chunk_ids[k] for k in rows])
             for k in rows:

@@ -8,6 +8,7 @@ import pytest
 from paperbot.records import Paper
 from retrieval.filters import FilterIndex, Filters, choices, facets, fold, nearest
 from retrieval.library import Library
+from retrieval.search import BROAD_FILTER
 from tests import shapes
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
@@ -136,9 +137,33 @@ def test_exact_scores_for_missed_papers_agree_from_the_store_and_from_the_copy(l
     view = retriever.view()
     qvec = lib.embedder.encode(["masks over operators"])[0]
     papers = np.arange(0, 40, 3)
-    assert view.loaded_chunk_vectors() is None
+    rows = np.flatnonzero(np.isin(view.chunk_paper_idx, papers))
+    assert view.read_vectors_of(rows) is None
     from_store = retriever._dense_for(view, papers, qvec)
-    view.chunk_vectors(lib.store)
+    assert view.vectors_read == 0  # scoring missed papers keeps nothing
+    view.vectors_of(rows[: len(rows) // 2], lib.store)
+    assert view.read_vectors_of(rows) is None  # half read: still from the store
+    view.vectors_of(rows, lib.store)
+    assert view.vectors_read == len(rows)  # the other half read, nothing twice
     from_copy = retriever._dense_for(view, papers, qvec)
     np.testing.assert_allclose(from_copy, from_store, atol=2e-3)
     assert (from_store > -1).all()
+
+
+def test_a_filter_reads_only_its_own_chunks_vectors(lib, tmp_path):
+    """Exact filtered scores come from the vectors of the allowed chunks, read once; no other chunk is kept."""
+    program = shapes.program()
+    lib.ingest([shapes.write_json(tmp_path / "c" / "program.json", program)])
+    retriever = lib.retriever
+    view = retriever.view()
+    oral = view.mask(Filters(type="oral"))
+    rows = np.flatnonzero(oral[view.chunk_paper_idx])
+    assert 0 < oral.sum() < len(view.papers) * BROAD_FILTER
+    hits = lib.search("operators", filters=Filters(type="oral")).hits
+    assert {h.paper.presentation for h in hits} <= {"oral"}
+    assert view.vectors_read == len(rows)
+    stored = lib.store.get_embeddings([view.chunk_ids[k] for k in rows])
+    np.testing.assert_allclose(view.vectors_of(rows, lib.store).astype(np.float32),
+                               np.stack([stored[view.chunk_ids[k]] for k in rows]), atol=2e-3)
+    lib.search("operators", filters=Filters(type="oral"))
+    assert view.vectors_read == len(rows)  # the second search reads nothing more
