@@ -179,7 +179,7 @@ def filter_cost(settings, questions: list[str], program: dict) -> None:
                 times[name].append(time.perf_counter() - t)
     base = statistics.median(times["unfiltered"])
     print(f"filters ({len(questions)} questions each, interleaved): unfiltered p50 {base * 1000:.0f} ms; the first "
-          f"filtered search, which indexes the papers' values and reads the chunk vectors, {first * 1000:.0f} ms")
+          f"filtered search, which indexes the papers' values and reads its chunks' vectors, {first * 1000:.0f} ms")
     for name in cases:
         p50 = statistics.median(times[name])
         print(f"  {name}: p50 {p50 * 1000:.0f} ms = {p50 / base:.2f}x unfiltered")
