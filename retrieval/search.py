@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 CANDIDATES = 100
 VECTOR_PAGE = 2000  # chunk vectors read from the store at a time (float32 pages, float16 kept)
 # A filter that keeps at least this share of the papers (posters, a big track) searches the vector index and
-# drops the rest: scoring nearly every chunk exactly from the float16 copy costs more than the query itself.
+# drops the rest: scoring nearly every chunk exactly from its float16 vector costs more than the query itself.
 BROAD_FILTER = 0.5
 KEY_TERMS = 30  # distinctive terms of a paper that make the BM25 side of a similar-papers query
 SHARED_TERMS = 6  # shown as the reason a paper is similar
@@ -137,15 +137,17 @@ class CorpusView:
             unread = rows[self._slot[rows] < 0]
             if unread.size:
                 unread = np.unique(unread)
-                got: dict[str, np.ndarray] = {}
-                for start in range(0, len(unread), VECTOR_PAGE):
-                    got.update(store.get_embeddings([self.chunk_ids[k] for k in unread[start:start + VECTOR_PAGE]]))
                 first = len(self._vectors)
                 grown = np.zeros((first + len(unread), store.dimension), dtype=np.float16)
                 if first:
                     grown[:first] = self._vectors
-                zero = np.zeros(store.dimension, dtype=np.float32)
-                grown[first:] = np.stack([got.get(self.chunk_ids[k], zero) for k in unread])
+                for start in range(0, len(unread), VECTOR_PAGE):  # bounded: float32 pages, float16 kept
+                    page = unread[start:start + VECTOR_PAGE]
+                    got = store.get_embeddings([self.chunk_ids[k] for k in page])
+                    for slot, k in enumerate(page, start=first + start):
+                        vector = got.get(self.chunk_ids[k])
+                        if vector is not None:
+                            grown[slot] = vector
                 self._slot[unread] = np.arange(first, first + len(unread), dtype=np.int32)
                 self._vectors = grown
             return self._vectors[self._slot[rows]]
