@@ -53,7 +53,7 @@ PROBE_MIN_TIMEOUT = 30.0  # seconds the store check may go without progress (a c
 PROGRESS_EVERY = 5000  # chunks read between two progress lines of the store check
 LLM_CHECK_TIMEOUT = 5.0
 SELF_SEARCH_SAMPLE = 20  # chunks the store check searches for with their own vectors
-VECTOR_PAGE = 2000  # chunk vectors the store check reads at a time
+VECTOR_PAGE = 2000  # chunk vectors the store check reads between two progress lines
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
 # The folder holding the project's packages, for the probe's child process (a source checkout or site-packages).
 PACKAGES_ROOT = Path(__file__).resolve().parent.parent
@@ -315,7 +315,7 @@ def _inspect(store, dimension: int, progress: Callable[[str], None]) -> dict:
     view = CorpusView.from_chunks(each_chunk(), version)
     incomplete = sorted(pid for pid, versions in by_paper.items()
                         if not any(is_complete(group) for group in versions.values()))
-    problem = vector_problem(store, view.chunk_ids, progress) if view.chunk_ids else ""
+    problem = vector_problem(store, view, progress) if view.chunk_ids else ""
     stable = store.content_version() == version
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
             "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
@@ -323,19 +323,19 @@ def _inspect(store, dimension: int, progress: Callable[[str], None]) -> dict:
             "vector_problem": problem if stable else ""}  # an ingest beside the check moved chunks: not damage
 
 
-def vector_problem(store, chunk_ids: list[str], progress: Callable[[str], None] = lambda _: None) -> str:
+def vector_problem(store, view, progress: Callable[[str], None] = lambda _: None) -> str:
     """What is wrong with the chunks' vector index, or "" when every vector reads back and the index finds them.
 
-    Every vector is read, then a sample spread over the whole index, first chunk to last, is
-    searched for with its own vector: a damaged index file shows in one or the other.
+    Every vector is read (as filtered searches read them), then a sample spread over the whole
+    index, first chunk to last, is searched for with its own vector: a damaged index file shows
+    in one or the other.
     """
-    vectors = np.zeros((len(chunk_ids), store.dimension), dtype=np.float32)
+    chunk_ids = view.chunk_ids
+    pages = []
     for start in range(0, len(chunk_ids), VECTOR_PAGE):
-        got = store.get_embeddings(chunk_ids[start:start + VECTOR_PAGE])
-        for k, cid in enumerate(chunk_ids[start:start + VECTOR_PAGE], start=start):
-            if cid in got:
-                vectors[k] = got[cid]
-        progress(f"read {min(start + VECTOR_PAGE, len(chunk_ids))} of {len(chunk_ids)} chunk vectors")
+        pages.append(view.vectors_of(np.arange(start, min(start + VECTOR_PAGE, len(chunk_ids))), store))
+        progress(f"read {start + len(pages[-1])} of {len(chunk_ids)} chunk vectors")
+    vectors = np.concatenate(pages).astype(np.float32)
     norms = np.linalg.norm(vectors, axis=1)
     unreadable = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-6))
     if len(unreadable):

@@ -161,7 +161,7 @@ class CorpusView:
     @property
     def vectors_read(self) -> int:
         """How many chunks' vectors filtered searches have read so far."""
-        return int(np.count_nonzero(self._slot >= 0))
+        return len(self._vectors)
 
     def coverage(self, weights: dict[str, float]) -> np.ndarray:
         """Per paper: the share of the query's term weight found in its title and abstract."""

@@ -265,11 +265,14 @@ def test_store_check_reads_every_vector_and_searches_for_chunks_with_their_own_v
     from retrieval.search import CorpusView
 
     with Store(make_settings(tmp_path, **store_env).store, "test-hash", HashEmbedder().dimension) as store:
-        view = CorpusView.from_store(store, store.content_version())
-        assert doctor.vector_problem(store, view.chunk_ids) == ""
-        problem = doctor.vector_problem(LostGraph(store, view.chunk_ids[0]), view.chunk_ids)
+        def fresh_view() -> CorpusView:  # a view keeps the vectors it has read: one per store seen
+            return CorpusView.from_store(store, store.content_version())
+
+        view = fresh_view()
+        assert doctor.vector_problem(store, view) == ""
+        problem = doctor.vector_problem(LostGraph(store, view.chunk_ids[0]), fresh_view())
         lost_vector = view.chunk_ids[len(view.chunk_ids) // 2]
-        unreadable = doctor.vector_problem(NoVectorFor(store, lost_vector), view.chunk_ids)
+        unreadable = doctor.vector_problem(NoVectorFor(store, lost_vector), fresh_view())
     assert unreadable == f"1 of {len(view.chunk_ids)} chunk vectors are missing or unreadable, e.g. {lost_vector}"
     sampled = min(doctor.SELF_SEARCH_SAMPLE, len(view.chunk_ids))
     assert sampled > 10
