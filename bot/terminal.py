@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from bot.text import answer_footer, readable
+from bot.text import answer_footer, readable, slot_line
 from paperbot import messages
 from paperbot.records import Paper
 from retrieval.types import Answer, Hit, SearchResult, Similar
@@ -37,10 +37,10 @@ def title_of(paper: Paper) -> str:
     return readable(paper.title or paper.label)
 
 
-def detail_line(paper: Paper) -> str:
-    """file and position · type · track · area · the paper's page."""
+def detail_line(paper: Paper, lang: str = "en") -> str:
+    """file and position · type · track · area · the paper's page; then its talks and posters, one a line."""
     parts = [paper.where] + [v for v in (paper.presentation, paper.track, paper.area, paper.url or paper.site_url) if v]
-    return "    " + " · ".join(parts)
+    return "\n".join(["    " + " · ".join(parts), *(f"    {slot_line(s, lang)}" for s in paper.slots)])
 
 
 def _hit_lines(n: int, h: Hit) -> list[str]:
@@ -79,7 +79,7 @@ def render_answer_text(answer: Answer) -> str:
         lines += wrap(readable(answer.text))
         lines += ["", messages.text("SOURCES", lang)]
         for c in answer.citations:
-            lines += [f"[{c.n}] {title_of(c.paper)}", detail_line(c.paper)]
+            lines += [f"[{c.n}] {title_of(c.paper)}", detail_line(c.paper, lang)]
             lines += _quoted(c.quote)
     lines += ["", answer_footer(answer, detail=True)]
     return "\n".join(lines)

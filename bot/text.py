@@ -1,5 +1,5 @@
 """Plain-text pieces every front end shows the same way: the answer's footer (in the answer's language),
-LaTeX made readable, questions cleaned of invisible text."""
+a paper's slots in the program, LaTeX made readable, questions cleaned of invisible text."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 import unicodedata
 
 from paperbot.messages import text
+from paperbot.records import Slot
 from retrieval.types import Answer
 
 
@@ -15,6 +16,26 @@ def duration(ms: float, lang: str = "en") -> str:
     if ms < 1000:
         return text("FOOTER_MS", lang, ms=max(1, round(ms)))
     return text("FOOTER_SECONDS", lang, seconds=ms / 1000)
+
+
+def slot_time(slot: Slot, lang: str = "en") -> str:
+    """"Tue 10:00" in the program's own local time (the offset it was given with); "" when unknown."""
+    starts = slot.starts
+    if starts is None:
+        return ""
+    weekday = text("WEEKDAYS", lang).split()[starts.weekday()]
+    return text("SLOT_TIME", lang, weekday=weekday, time=starts.strftime("%H:%M"))
+
+
+def poster_number(slot: Slot, lang: str = "en") -> str:
+    number = slot.poster_position.lstrip("#").strip()
+    return text("POSTER_NUMBER", lang, number=number) if number else ""
+
+
+def slot_line(slot: Slot, lang: str = "en") -> str:
+    """"Oral Session 2B · Tue 10:00 · Hall A", "Poster Session 3 · Wed 11:00 · #1234" (room when no number)."""
+    place = poster_number(slot, lang) if slot.kind == "poster" and slot.poster_position else slot.room
+    return " · ".join(p for p in (slot.session or slot.kind, slot_time(slot, lang), place) if p)
 
 
 def answer_footer(answer: Answer, *, detail: bool = False) -> str:

@@ -36,12 +36,13 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ingest.labels import derive_label, find_links
 from paperbot.errors import InputError
-from paperbot.records import Paper
+from paperbot.records import Paper, Slot
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".json", ".csv")
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -58,6 +59,8 @@ _TLDR_KEYS = ("tldr", "TLDR", "TL;DR", "tl;dr")
 _URL_KEYS = ("url", "paper_url", "forum_url")
 _PDF_KEYS = ("pdf_url", "paper_pdf_url", "pdf")
 _SITE_KEYS = ("site_url", "virtualsite_url")
+_START_KEYS, _END_KEYS = ("starttime", "start_time"), ("endtime", "end_time")
+_ROOM_KEYS, _POSTER_KEYS = ("room_name", "room"), ("poster_position", "poster_number")
 # A record with only these keys (and an abstract) supplies the abstract of a paper listed elsewhere.
 _SUPPLEMENT_KEYS = set(_ID_KEYS) | set(_ABSTRACT_KEYS)
 _LIST_KEYS = ("notes", "results", "papers", "data", "items", "records")
@@ -289,6 +292,7 @@ def _merge(first: dict, again: dict) -> dict:
     out = {k: (v if v else again.get(k, v)) for k, v in first.items()}
     rank = {"": 0, "poster": 1, "spotlight": 2, "oral": 3}
     out["type"] = max(first["type"], again["type"], key=lambda t: rank.get(t, 0))
+    out["slots"] = tuple(dict.fromkeys(first["slots"] + again["slots"]))  # a talk and its poster: both kept
     return out
 
 
@@ -408,7 +412,44 @@ def _flat(rec: dict, where: str, line: int | None, n: int | None) -> dict:
         "url": _text(rec, _URL_KEYS, where, line, n) or site,
         "pdf_url": pdf,
         "site_url": site,
+        "slots": _slot(rec, kind, where, line, n),
     }
+
+
+def _slot(rec: dict, kind: str, where: str, line: int | None, n: int | None) -> tuple[Slot, ...]:
+    """The record's place in the program (session, times with their offset, room, poster), if it has one."""
+    session = _text(rec, ("session",), where, line, n)
+    start, end = (_time(rec, keys, where, line, n) for keys in (_START_KEYS, _END_KEYS))
+    if not (session or start):
+        return ()
+    if start and end and _when(end) < _when(start):
+        raise _fail(where, line, n, f"ends ({end}) before it starts ({start})")
+    room = _text(rec, _ROOM_KEYS, where, line, n)
+    poster = _text(rec, _POSTER_KEYS, where, line, n)
+    # The entry's own event type (a talk or its poster), else what its session says, else the paper's type.
+    slot_kind = (_presentation(_text(rec, ("eventtype", "event_type"), where, line, n))
+                 or _presentation(session) or kind)
+    return (Slot(session=session, start=start, end=end, room=room, poster_position=poster, kind=slot_kind),)
+
+
+def _when(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _time(rec: dict, keys: tuple[str, ...], where: str, line: int | None, n: int | None) -> str:
+    """An ISO 8601 time with its UTC offset, as in the source; "" when absent."""
+    value = _text(rec, keys, where, line, n)
+    if not value:
+        return ""
+    key = next(k for k in keys if rec.get(k) not in (None, ""))
+    try:
+        parsed = _when(value)
+    except ValueError:
+        raise _fail(where, line, n, f"field {key!r} is not an ISO 8601 time: {value[:40]!r}") from None
+    if parsed.utcoffset() is None:
+        raise _fail(where, line, n, f"field {key!r} has no UTC offset: {value[:40]!r} "
+                    "(write it as 2026-12-08T10:00:00-08:00)")
+    return value
 
 
 def _check_abstract(abstract: str, where: str, line: int | None, n: int | None) -> None:
@@ -446,6 +487,7 @@ def _to_paper(flat: dict, source: str, position: int, where: str, line: int | No
         tldr=flat["tldr"],
         pdf_url=flat["pdf_url"],
         site_url=flat["site_url"],
+        slots=tuple(sorted(flat["slots"], key=Slot.order)),
     )
 
 

@@ -38,6 +38,10 @@ FOOTER_TOKENS = "{tokens} tokens"
 FOOTER_SEARCHED = "searched for: {query}"
 FOOTER_FELL_BACK = "fell back: {reason}"
 SOURCES = "Sources:"
+# When and where a paper is presented: "Oral Session 2B · Tue 10:00 · Hall A" (the program's local time).
+WEEKDAYS = "Mon Tue Wed Thu Fri Sat Sun"
+SLOT_TIME = "{weekday} {time}"
+POSTER_NUMBER = "#{number}"
 
 ZH = {
     "ABSTAIN": "语料库无法回答这个问题：没有足够相关的论文。",
@@ -60,6 +64,9 @@ ZH = {
     "FOOTER_SEARCHED": "检索词：{query}",
     "FOOTER_FELL_BACK": "改用原文摘录：{reason}",
     "SOURCES": "来源：",
+    "WEEKDAYS": "周一 周二 周三 周四 周五 周六 周日",
+    "SLOT_TIME": "{weekday} {time}",
+    "POSTER_NUMBER": "{number} 号海报",
 }
 
 CATALOGUES = {"zh": ZH}

@@ -8,6 +8,8 @@
     is_complete()    the rule for a paper whose chunks are all stored
     snippet_id()     the id of one paper version's stored sentence vectors (snippets)
 
+    Slot             one presentation of a paper in the program (a talk, a poster), with its local time
+
 Adding a paper field touches `Paper` and its two metadata functions here, nothing else.
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
 `meta_hash` (everything else shown: a change updates the stored metadata in place).
@@ -21,9 +23,48 @@ import json
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 PRESENTATION_TYPES = ("oral", "spotlight", "poster")
+SLOT_FIELDS = ("session", "start", "end", "room", "poster_position", "kind")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """When and where a paper is presented: one talk or one poster of the program.
+
+    `start` and `end` are ISO 8601 with the program's local offset, as in the source ("" when unknown),
+    so the program's own local time is shown, and UTC is derived for calendars.
+    """
+
+    session: str = ""
+    start: str = ""
+    end: str = ""
+    room: str = ""
+    poster_position: str = ""
+    kind: str = ""  # oral, spotlight, poster or ""
+
+    @property
+    def starts(self) -> datetime | None:
+        """The start in the program's local time (with its offset), or None when unknown."""
+        return _instant(self.start)
+
+    @property
+    def ends(self) -> datetime | None:
+        return _instant(self.end)
+
+    def order(self) -> tuple[float, str, str]:
+        """Sort key: time order (unknown times last), then session and room."""
+        starts = self.starts
+        return (starts.timestamp() if starts is not None else float("inf"), self.session, self.room)
+
+    def to_json(self) -> dict[str, str]:
+        return {name: getattr(self, name) for name in SLOT_FIELDS}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Slot:
+        return cls(**{name: str(raw.get(name) or "") for name in SLOT_FIELDS})
 
 
 @dataclass(frozen=True)
@@ -49,6 +90,7 @@ class Paper:
     tldr: str = ""
     pdf_url: str = ""
     site_url: str = ""  # the conference site's page
+    slots: tuple[Slot, ...] = ()  # its talks and posters in the program, in time order
 
     @property
     def where(self) -> str:
@@ -71,9 +113,11 @@ class Paper:
     @property
     def meta_hash(self) -> str:
         """Changes when anything shown but not embedded changes (placement aside): updated in place."""
+        # Slots join the hash only when there are any: papers without them keep the hash older stores hold.
+        slots = ["\x1e", *(json.dumps(slot.to_json(), sort_keys=True) for slot in self.slots)] if self.slots else []
         return _hash([self.label, *self.authors, "\x1e", *self.affiliations, "\x1e", self.url, self.venue,
                       *self.links, "\x1e", *self.keywords, "\x1e", self.area, self.subarea, self.presentation,
-                      self.track, self.tldr, self.pdf_url, self.site_url])
+                      self.track, self.tldr, self.pdf_url, self.site_url, *slots])
 
     @property
     def content_hash(self) -> str:
@@ -142,6 +186,7 @@ def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: 
         "tldr": paper.tldr,
         "pdf_url": paper.pdf_url,
         "site_url": paper.site_url,
+        "slots": json.dumps([slot.to_json() for slot in paper.slots], ensure_ascii=False),
         "content_hash": paper.embed_hash,
         "embed_hash": paper.embed_hash,
         "meta_hash": paper.meta_hash,
@@ -186,7 +231,7 @@ class StoredChunk:
             keywords=tuple(map(sys.intern, _loads_list(meta.get("keywords")))), area=shared("area"),
             subarea=shared("subarea"), presentation=shared("presentation"),
             track=shared("track"), tldr=str(meta.get("tldr", "")), pdf_url=str(meta.get("pdf_url", "")),
-            site_url=str(meta.get("site_url", "")),
+            site_url=str(meta.get("site_url", "")), slots=_loads_slots(meta.get("slots")),
         )
         legacy = "embed_hash" not in meta
         return cls(chunk_id=cid, text=text, paper_id=fields.paper_id,
@@ -241,3 +286,21 @@ def _loads_list(raw: Any) -> list[str]:
     except (TypeError, ValueError):
         return []
     return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _loads_slots(raw: Any) -> tuple[Slot, ...]:
+    """Slots as stored (a JSON list of objects); chunks stored before slots existed have none."""
+    if not raw:
+        return ()
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return ()
+    return tuple(Slot.from_json(v) for v in value if isinstance(v, dict)) if isinstance(value, list) else ()
+
+
+def _instant(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None

@@ -157,4 +157,5 @@ def paper_json(paper: Paper) -> dict:
     """The paper fields every hit and citation carries in JSON output (a stable contract); text as in the source."""
     return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
             "title": paper.title, "authors": list(paper.authors), "url": paper.url, "area": paper.area,
-            "type": paper.presentation, "track": paper.track, "keywords": list(paper.keywords)}
+            "type": paper.presentation, "track": paper.track, "keywords": list(paper.keywords),
+            "slots": [slot.to_json() for slot in paper.slots]}

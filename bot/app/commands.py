@@ -118,7 +118,8 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
     result = await bot.search(query, SEARCH_DEPTH, _filters(author, area, kind, track, keyword))
     key = new_key()
     bot.remember(key, result)
-    await respond(interaction, [embeds.search_page(result, 0, k)],
+    lang = message_language(query, str(interaction.locale))
+    await respond(interaction, [embeds.search_page(result, 0, k, lang)],
                   view=search_view(key, result, 0, k, interaction.user.id))
 
 
@@ -131,7 +132,7 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
         await interaction.response.send_message(bot_messages.PAPER_NOT_FOUND.format(query=f"“{embeds.escape(paper)}”"),
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
-    await respond(interaction, embeds.paper_pages(record))
+    await respond(interaction, embeds.paper_pages(record, message_language(None, str(interaction.locale))))
 
 
 @paper.autocomplete("paper")

@@ -18,7 +18,7 @@ import discord
 
 from bot import text
 from bot.app import messages as bot_messages
-from bot.text import readable
+from bot.text import readable, slot_line
 from paperbot import messages
 from paperbot.records import Paper
 from retrieval.filters import fold
@@ -244,10 +244,20 @@ def detail_line(paper: Paper) -> str:
     return " · ".join(parts)
 
 
-def _hit_field(rank: int, hit: Hit, snippet_limit: int | None = None) -> Field:
+def slot_lines(paper: Paper, lang: str = "en") -> str:
+    """The paper's talks and posters, one line each ("Oral Session 2B · Tue 10:00 · Hall A"); "" without any."""
+    return "\n".join(f"🗓 {escape(slot_line(s, lang))}" for s in paper.slots)
+
+
+def _details(paper: Paper, lang: str) -> str:
+    slots = slot_lines(paper, lang)
+    return detail_line(paper) + (f"\n{slots}" if slots else "")
+
+
+def _hit_field(rank: int, hit: Hit, snippet_limit: int | None = None, lang: str = "en") -> Field:
     snippet = hit.snippet if snippet_limit is None else clip(hit.snippet, snippet_limit)
     return Field(f"[{rank}] {title_of(hit.paper)} · score {hit.score:.2f}",
-                 f"{_quote(snippet)}\n{detail_line(hit.paper)}")
+                 f"{_quote(snippet)}\n{_details(hit.paper, lang)}")
 
 
 def answer_pages(answer: Answer) -> list[Page]:
@@ -260,11 +270,11 @@ def answer_pages(answer: Answer) -> list[Page]:
         description = messages.text("ABSTAIN", answer.language)
         if answer.hits:
             description += "\n\n" + messages.text("ABSTAIN_CLOSEST", answer.language)
-        fields = [_hit_field(n, h, SNIPPET) for n, h in enumerate(answer.hits, start=1)]
+        fields = [_hit_field(n, h, SNIPPET, answer.language) for n, h in enumerate(answer.hits, start=1)]
         colour = COLOUR_ABSTAIN
     else:
         description = escape(readable(answer.text))
-        fields = [Field(f"[{c.n}] {title_of(c.paper)}", f"{_quote(c.quote)}\n{detail_line(c.paper)}")
+        fields = [Field(f"[{c.n}] {title_of(c.paper)}", f"{_quote(c.quote)}\n{_details(c.paper, answer.language)}")
                   for c in answer.citations]
         colour = COLOUR_ANSWER
     return paginate(build_cards(title=title, description=description, fields=fields, footer=footer_for(answer),
@@ -285,7 +295,7 @@ def sources_pages(answer: Answer) -> list[Page]:
     """Every paper retrieval considered for the answer, with its best sentences."""
     if not answer.hits:
         return text_pages(bot_messages.NO_MORE_SOURCES)
-    fields = [_hit_field(n, h) for n, h in enumerate(answer.hits, start=1)]
+    fields = [_hit_field(n, h, lang=answer.language) for n, h in enumerate(answer.hits, start=1)]
     return paginate(build_cards(title=clip(f"Sources for: {escape(answer.question)}", TITLE),
                                 description=bot_messages.SOURCES_NOTE, fields=fields, colour=COLOUR_INFO))
 
@@ -293,7 +303,7 @@ def sources_pages(answer: Answer) -> list[Page]:
 # -- search, papers, about -------------------------------------------------------------------
 
 
-def search_page(result: SearchResult, page: int, per_page: int) -> Page:
+def search_page(result: SearchResult, page: int, per_page: int, lang: str = "en") -> Page:
     """One screen of search results: label, score and a short snippet per paper."""
     total = len(result.hits)
     pages = max(1, -(-total // per_page))
@@ -310,7 +320,7 @@ def search_page(result: SearchResult, page: int, per_page: int) -> Page:
         lines.append(bot_messages.NO_RESULTS)
     if result.filters:
         lines.append(bot_messages.FILTERED_BY.format(filters=escape(result.filters.describe())))
-    fields = [_hit_field(page * per_page + i, h, SNIPPET) for i, h in enumerate(shown, start=1)]
+    fields = [_hit_field(page * per_page + i, h, SNIPPET, lang) for i, h in enumerate(shown, start=1)]
     cards = build_cards(title=f"Search: {escape(result.query)}", description="\n".join(lines), fields=fields,
                         footer=f"page {page + 1}/{pages}", colour=COLOUR_INFO)
     return paginate(cards)[0]
@@ -320,9 +330,11 @@ def search_page_count(result: SearchResult, per_page: int) -> int:
     return max(1, -(-len(result.hits) // per_page))
 
 
-def paper_pages(paper: Paper) -> list[Page]:
-    """The whole abstract of one paper, with its metadata, links and where it comes from."""
+def paper_pages(paper: Paper, lang: str = "en") -> list[Page]:
+    """The whole abstract of one paper, with its metadata, when and where it is presented, links and source."""
     fields = []
+    if paper.slots:
+        fields.append(Field(bot_messages.text("SCHEDULE", lang), slot_lines(paper, lang)))
     if paper.authors:
         names = [f"{a} ({inst})" if inst else a
                  for a, inst in zip(paper.authors, paper.affiliations or ("",) * len(paper.authors))]

@@ -17,6 +17,7 @@ RELATED_HEADING = "Papers related to your text"
 RELATED_EMPTY = "Paste some text (an abstract of your project), or attach a .txt file."
 RELATED_BAD_FILE = "Attach a UTF-8 .txt file of at most {kb} KB."
 SHARED_BY = "Shared by {user}"
+SCHEDULE = "When and where"
 RATE_LIMITED = "You're asking faster than I can read. Please try again in {seconds} s."
 GUILD_NOT_ALLOWED = "This bot is not enabled on this server."
 NOT_ADMIN = "Only server admins (Manage Server permission or the {role} role) can rebuild the index."
@@ -127,6 +128,7 @@ ZH = {
     "NO_RESULTS": "没有找到论文。",
     "STORE_UNAVAILABLE": "暂时无法访问论文库，请一分钟后再试。",
     "ALREADY_SHARED": "这个回答已经在频道里了。",
+    "SCHEDULE": "时间与地点",
 }
 
 

@@ -25,6 +25,7 @@ from bot.app import embeds, messages
 from bot.app.checks import RateLimited
 from bot.app.errors import report_interaction_error
 from bot.app.sending import NO_MENTIONS, respond
+from paperbot.language import message_language
 from retrieval.types import Answer, SearchResult
 
 if TYPE_CHECKING:
@@ -259,7 +260,8 @@ class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
             bot.remember(self.key, result)
         page = min(self.page, embeds.search_page_count(result, self.k) - 1)
         owner = self.owner if mine else interaction.user.id
-        await self.show(interaction, mine, embeds.search_page(result, page, self.k),
+        lang = message_language(result.query, str(interaction.locale))
+        await self.show(interaction, mine, embeds.search_page(result, page, self.k, lang),
                         search_view(self.key, result, page, self.k, owner))
 
 
