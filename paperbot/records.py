@@ -91,6 +91,8 @@ class Paper:
     pdf_url: str = ""
     site_url: str = ""  # the conference site's page
     slots: tuple[Slot, ...] = ()  # its talks and posters in the program, in time order
+    bibtex: str = ""  # the source's own BibTeX entry, verbatim ("" when it gave none: see paperbot.bibtex)
+    title_zh: str = ""  # a Chinese translation of the title, when the source gives one
 
     @property
     def where(self) -> str:
@@ -117,7 +119,9 @@ class Paper:
         slots = ["\x1e", *(json.dumps(slot.to_json(), sort_keys=True) for slot in self.slots)] if self.slots else []
         return _hash([self.label, *self.authors, "\x1e", *self.affiliations, "\x1e", self.url, self.venue,
                       *self.links, "\x1e", *self.keywords, "\x1e", self.area, self.subarea, self.presentation,
-                      self.track, self.tldr, self.pdf_url, self.site_url, *slots])
+                      self.track, self.tldr, self.pdf_url, self.site_url, *slots]
+                     # Fields added later join the hash only when set, so papers without them keep their hash.
+                     + (["\x1e", self.bibtex, self.title_zh] if self.bibtex or self.title_zh else []))
 
     @property
     def content_hash(self) -> str:
@@ -187,6 +191,8 @@ def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: 
         "pdf_url": paper.pdf_url,
         "site_url": paper.site_url,
         "slots": json.dumps([slot.to_json() for slot in paper.slots], ensure_ascii=False),
+        "bibtex": paper.bibtex,
+        "title_zh": paper.title_zh,
         "content_hash": paper.embed_hash,
         "embed_hash": paper.embed_hash,
         "meta_hash": paper.meta_hash,
@@ -232,6 +238,8 @@ class StoredChunk:
             subarea=shared("subarea"), presentation=shared("presentation"),
             track=shared("track"), tldr=str(meta.get("tldr", "")), pdf_url=str(meta.get("pdf_url", "")),
             site_url=str(meta.get("site_url", "")), slots=_loads_slots(meta.get("slots")),
+            bibtex=str(meta.get("bibtex", "")),
+            title_zh=str(meta.get("title_zh", "")),
         )
         legacy = "embed_hash" not in meta
         return cls(chunk_id=cid, text=text, paper_id=fields.paper_id,
