@@ -7,7 +7,13 @@ Two sets of labelled replies, each with the passages its prompt held:
   tests/data/llm_recordings/labels.jsonl (good / garbage per answer);
 * scripted: good answers a capable model would write, the garbage the issue
   reports, and sentences credited to the wrong passage
-  (benchmarks/data/grounding_scripted.jsonl).
+  (benchmarks/data/grounding_scripted.jsonl);
+* answers: a capable model's answers labelled sentence by sentence
+  (benchmarks/data/llm_answers.jsonl): good answers (fluent paraphrase, synthesis
+  across passages, honest hedges, 10 in Chinese) and subtly wrong ones (a wrong
+  number, "outperforms" for "matches", a result credited to the wrong paper), over
+  the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
+  corpus and on a generated conference program; `--check-passages` rebuilds them.
 
 Every reply goes through `retrieval.qa.judge_reply`, the very function answers
 go through, with the bundled embedder. Printed per set: the share of good
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -36,6 +43,7 @@ from retrieval.qa import judge_reply  # noqa: E402
 
 RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"
+ANSWERS = REPO / "benchmarks" / "data" / "llm_answers.jsonl"
 
 
 def reply_text(record: dict) -> tuple[str, str | None]:
@@ -113,6 +121,96 @@ def load_scripted() -> list[dict]:
     return cases
 
 
+def load_answers() -> list[dict]:
+    """The sentence-labelled answers; each answer's text is its sentences joined as the model wrote them."""
+    cases = []
+    for line in ANSWERS.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            item = json.loads(line)
+            joiner = "" if item["language"] == "zh" else " "
+            cases.append({"key": item["id"], "question": item["question"], "language": item["language"],
+                          "answer": joiner.join(s["text"] for s in item["sentences"]), "finish": None,
+                          "passages": passages_of(item), "label": item["label"], "sentences": item["sentences"]})
+    return cases
+
+
+def _plain(text: str) -> str:
+    """Words and CJK characters only, lower case: a sentence is found in the shown text whatever its citations."""
+    return " ".join(re.findall(r"[^\W_]+", re.sub(r"\[\d+\]", " ", text).lower()))
+
+
+def measure_answers(cases: list[dict], embed, verbose: bool = False) -> dict:
+    """Per sentence: good answers shown whole, good sentences dropped, bad sentences shown (each printed)."""
+    out = {"whole": 0, "good": 0, "good_sentences": 0, "dropped": 0, "bad_sentences": 0, "bad_shown": 0,
+           "shown_bad": [], "dropped_good": []}
+    for case in cases:
+        verdict = judge_reply(case["answer"], case["passages"], embed, question=case["question"])
+        shown = _plain(verdict.text)
+        whole = bool(verdict.text)
+        for s in case["sentences"]:
+            seen = bool(shown) and _plain(s["text"]) in shown
+            if s["label"] == "bad":
+                out["bad_sentences"] += 1
+                if seen:
+                    out["bad_shown"] += 1
+                    out["shown_bad"].append((case["key"], s["text"]))
+            else:
+                out["good_sentences"] += 1
+                if not seen:
+                    out["dropped"] += 1
+                    out["dropped_good"].append((case["key"], s["text"], verdict.reason or ""))
+                    whole = False
+        if case["label"] == "good":
+            out["good"] += 1
+            out["whole"] += whole
+    return out
+
+
+def answers_line(name: str, m: dict) -> str:
+    return (f"{name:<9} good answers shown whole {m['whole']}/{m['good']} ({100 * m['whole'] / max(1, m['good']):.0f} %)"
+            f"  good sentences dropped {m['dropped']}/{m['good_sentences']}"
+            f"  bad sentences shown {m['bad_shown']}/{m['bad_sentences']}")
+
+
+def check_passages(cases: list[dict]) -> int:
+    """Rebuild each answer's passages with retrieval as paperbot runs it; the number that differ."""
+    import tempfile
+
+    from benchmarks.conference_bench import generate_program
+    from benchmarks.scale_bench import sentence_pool
+    from ingest.embed import Embedder
+    from paperbot.settings import Settings
+    from retrieval.answer import citations_for
+    from retrieval.library import Library
+    from tests import shapes
+
+    embedder = Embedder()
+    changed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        program = generate_program(80, sentence_pool(None), seed=7)
+        program["results"] = shapes.program()["results"] + program["results"]
+        program["count"] = len(program["results"])
+        (Path(tmp) / "program").mkdir()
+        (Path(tmp) / "program" / "program.json").write_text(json.dumps(program), encoding="utf-8")
+        for corpus in ("bundled", "program"):
+            env = {"CHROMA_PATH": f"{tmp}/chroma-{corpus}", "PAPERBOT_CACHE_DIR": f"{tmp}/cache"}
+            if corpus == "program":
+                env["PAPERBOT_CORPUS"] = f"{tmp}/program"
+            lib = Library(Settings.from_env(env), embedder=embedder)
+            lib.ingest()
+            for line in ANSWERS.read_text(encoding="utf-8").splitlines():
+                item = json.loads(line) if line.strip() else None
+                if not item or item["corpus"] != corpus:
+                    continue
+                built = [[c.n, c.label, c.quote] for c in citations_for(lib.search(item.get("search_query")
+                                                                                    or item["question"]).hits)]
+                if built != item["passages"]:
+                    changed += 1
+                    print(f"  passages changed: {item['id']} {item['question']!r}")
+            lib.close()
+    return changed
+
+
 def measure(cases: list[dict], embed, verbose: bool = False) -> dict:
     counts = {"good": [0, 0], "garbage": [0, 0], "miscited": [0, 0]}
     for case in cases:
@@ -153,6 +251,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="try a range of SUPPORT_THRESHOLD values")
     ap.add_argument("--verbose", action="store_true", help="print every reply judged wrongly")
+    ap.add_argument("--check-passages", action="store_true",
+                    help="rebuild the answers' passages by retrieval and report any that changed")
     args = ap.parse_args()
 
     from ingest.embed import Embedder
@@ -173,11 +273,22 @@ def main() -> int:
     for name, cases in sets.items():
         if cases:
             print(line(name, measure(cases, embed, verbose=args.verbose and name != "all")))
+    answers = load_answers()
+    m = measure_answers(answers, embed)
+    print(answers_line("answers", m))
+    for key, text in m["shown_bad"]:
+        print(f"  BAD SHOWN {key}: {text}")
+    if args.verbose:
+        for key, text, reason in m["dropped_good"]:
+            print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
+    if args.check_passages:
+        print(f"passages changed: {check_passages(answers)}/{len(answers)}")
     if args.sweep:
         default = grounding.SUPPORT_THRESHOLD
         for threshold in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
             grounding.SUPPORT_THRESHOLD = threshold
             print(line(f"t={threshold:.2f}", measure(sets["all"], embed)))
+            print(answers_line(f"t={threshold:.2f}", measure_answers(answers, embed)))
         grounding.SUPPORT_THRESHOLD = default
     return 0
 
