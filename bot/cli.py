@@ -6,6 +6,7 @@
     paperbot papers --author NAME       an author's papers (or --area, --type, --track, --keyword)
     paperbot similar PAPER_ID [--json]  the papers nearest to one paper, with the terms they share
     paperbot related FILE|- [--json]    the papers closest to a text (the abstract of your own project)
+    paperbot plan TEXT|FILE [--ics F]   the matching papers' talks and posters in time order (a calendar file)
     paperbot eval DIR --json            retrieval quality on a BEIR-format folder
     paperbot chat                       the bot's answers in a terminal
     paperbot run                        the Discord bot
@@ -28,10 +29,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.runtime import open_library, open_services
-from bot.terminal import render_answer_text, render_papers_text, render_search_text, render_similar_text
+from bot.terminal import (
+    render_answer_text,
+    render_papers_text,
+    render_plan_text,
+    render_search_text,
+    render_similar_text,
+)
 from bot.text import readable
 from paperbot import messages
 from paperbot.errors import InputError, PaperbotError
+from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
 from paperbot.settings import Settings
 from retrieval.filters import Filters, no_match_notice
@@ -82,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file", help="a UTF-8 text file, or - for stdin")
     s.add_argument("-k", type=int, default=10, help="number of papers (default 10)")
     s.add_argument("--json", action="store_true", help="print JSON")
+
+    s = sub.add_parser("plan", help="the matching papers' talks and posters in time order, clashes marked")
+    s.add_argument("text", help="a topic, or a UTF-8 text file (your abstract; - for stdin)")
+    s.add_argument("--day", default="", help="only this day (YYYY-MM-DD, the program's local date)")
+    s.add_argument("-k", type=int, default=10, help="papers to plan for (default 10)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--ics", type=Path, default=None, metavar="FILE", help="also write the plan as a calendar (.ics)")
 
     s = sub.add_parser("eval", help="measure retrieval quality on a BEIR-format folder")
     s.add_argument("dir", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
@@ -306,6 +321,42 @@ def cmd_related(args, settings: Settings) -> int:
     return 0
 
 
+def _read_text(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(name, f"cannot read it as UTF-8 text ({exc})") from None
+
+
+def cmd_plan(args, settings: Settings) -> int:
+    from paperbot.ics import calendar
+    from retrieval.plan import check_day, plan_events, plan_for
+
+    _check_k(args.k)
+    try:
+        day = check_day(args.day) if args.day else ""
+    except ValueError as exc:
+        raise PaperbotError(f"--day: {exc}") from None
+    is_file = args.text == "-" or Path(args.text).is_file()
+    text = _read_text(args.text) if is_file else args.text
+    if not text.strip():
+        raise InputError(args.text, "is empty; give a topic or the text of an abstract")
+    with open_library(settings) as lib:
+        _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
+        plan = plan_for(lib, text, args.k, day)
+    if args.ics is not None:
+        try:
+            args.ics.write_text(calendar(plan_events(plan), name=f"paperbot: {plan.query[:60]}"),
+                                encoding="utf-8", newline="")
+        except OSError as exc:
+            raise InputError(str(args.ics), f"cannot write the calendar ({exc.strerror or exc})") from None
+    print(json.dumps(plan.to_json(), ensure_ascii=False) if args.json
+          else render_plan_text(plan, message_language(text)))
+    return 0
+
+
 def cmd_eval(args, settings: Settings) -> int:
     from retrieval.evaluate import evaluate
 
@@ -345,6 +396,7 @@ COMMANDS = {
     "papers": cmd_papers,
     "similar": cmd_similar,
     "related": cmd_related,
+    "plan": cmd_plan,
     "eval": cmd_eval,
     "chat": cmd_chat,
     "run": cmd_run,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import textwrap
 
-from bot.text import answer_footer, readable, slot_line
+from bot.text import answer_footer, plan_slot_heading, readable, slot_line
 from paperbot import messages
 from paperbot.records import Paper
+from retrieval.plan import Plan
 from retrieval.types import Answer, Hit, SearchResult, Similar
 
 WIDTH = 100
@@ -102,6 +103,40 @@ def render_similar_text(heading: str, similar: list[Similar]) -> str:
         lines += [f"[{n}] {title_of(s.paper)}  (score {s.score:.2f})", detail_line(s.paper),
                   f"    shared terms: {', '.join(s.shared_terms) or '—'}"]
     return "\n".join(lines)
+
+
+def render_plan_text(plan: Plan, lang: str = "en") -> str:
+    """The plan day by day: each slot's time, session and place (clashes marked), then its papers."""
+    lines = [messages.text("PLAN_HEADING", lang, query=plan.query)]
+    if plan.abstained:
+        lines.append(messages.text("ABSTAIN", lang))
+    if not plan.slots:
+        day = messages.text("PLAN_EMPTY_DAY", lang, day=plan.day) if plan.day else ""
+        lines.append(messages.text("PLAN_EMPTY", lang, day=day))
+    else:
+        lines.append(messages.text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots)))
+    day = None
+    for s in plan.slots:
+        if s.day != day:
+            day = s.day
+            lines += ["", plan_day(s, lang)]
+        lines.append("  " + plan_slot_heading(s, lang))
+        for p in s.papers:
+            number = f"#{p.poster_position.lstrip('#')} " if p.poster_position else ""
+            score = f"  (score {p.score:.2f})" if p.score is not None else ""
+            lines.append(f"      {number}{title_of(p.paper)}{score}")
+    if plan.unscheduled:
+        titles = "; ".join(title_of(p.paper) for p in plan.unscheduled)
+        lines += ["", *wrap(messages.text("PLAN_UNSCHEDULED", lang, titles=titles))]
+    return "\n".join(lines)
+
+
+def plan_day(slot, lang: str = "en") -> str:
+    starts = slot.slot.starts
+    if starts is None:
+        return "?"
+    weekday = messages.text("WEEKDAYS", lang).split()[starts.weekday()]
+    return messages.text("PLAN_DAY", lang, weekday=weekday, date=starts.date().isoformat())
 
 
 # -- Discord messages, as `paperbot chat` shows them ------------------------------------------

@@ -38,6 +38,16 @@ def slot_line(slot: Slot, lang: str = "en") -> str:
     return " · ".join(p for p in (slot.session or slot.kind, slot_time(slot, lang), place) if p)
 
 
+def plan_slot_heading(slot, lang: str = "en") -> str:  # slot: retrieval.plan.PlanSlot
+    """"10:00–10:15 · Oral Session 2A · Hall A · ⚠ clashes with Oral Session 2B" (local times)."""
+    starts, ends = slot.slot.starts, slot.slot.ends
+    when = (starts.strftime("%H:%M") + (ends.strftime("–%H:%M") if ends is not None else "")) if starts else ""
+    parts = [when, slot.session or slot.kind, slot.room]
+    if slot.clashes:
+        parts.append("⚠ " + text("PLAN_CLASH", lang, sessions=", ".join(slot.clashes)))
+    return " · ".join(p for p in parts if p)
+
+
 def answer_footer(answer: Answer, *, detail: bool = False) -> str:
     """mode · model · time · tokens · what was searched · notes · why the LLM answer was not used.
 

@@ -42,6 +42,15 @@ SOURCES = "Sources:"
 WEEKDAYS = "Mon Tue Wed Thu Fri Sat Sun"
 SLOT_TIME = "{weekday} {time}"
 POSTER_NUMBER = "#{number}"
+# A plan of the week (`paperbot plan`, /plan).
+PLAN_HEADING = "Plan for: {query}"
+PLAN_COUNT = "{papers} papers in {slots} slots"
+PLAN_DAY = "{weekday} {date}"
+PLAN_CLASH = "clashes with {sessions}"
+PLAN_EMPTY = "None of the matching papers is in the program{day}."
+PLAN_EMPTY_DAY = " on {day}"
+PLAN_UNSCHEDULED = "Matching papers not in the program: {titles}"
+PLAN_SAVED = "your saved papers"
 
 ZH = {
     "ABSTAIN": "语料库无法回答这个问题：没有足够相关的论文。",
@@ -67,6 +76,14 @@ ZH = {
     "WEEKDAYS": "周一 周二 周三 周四 周五 周六 周日",
     "SLOT_TIME": "{weekday} {time}",
     "POSTER_NUMBER": "{number} 号海报",
+    "PLAN_HEADING": "日程：{query}",
+    "PLAN_COUNT": "{papers} 篇论文，{slots} 个时段",
+    "PLAN_DAY": "{weekday} {date}",
+    "PLAN_CLASH": "与 {sessions} 时间冲突",
+    "PLAN_EMPTY": "匹配的论文{day}都不在日程中。",
+    "PLAN_EMPTY_DAY": "在 {day}",
+    "PLAN_UNSCHEDULED": "不在日程中的匹配论文：{titles}",
+    "PLAN_SAVED": "你收藏的论文",
 }
 
 CATALOGUES = {"zh": ZH}

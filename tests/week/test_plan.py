@@ -1,0 +1,149 @@
+"""The week's plan: matching papers' talks and posters in time order, clashes, days, and the .ics calendar."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import icalendar
+import pytest
+
+from bot.terminal import render_plan_text
+from ingest.parse import parse_file
+from paperbot.ics import calendar, fold
+from paperbot.records import Paper, Slot
+from retrieval.library import Library
+from retrieval.plan import build_plan, check_day, plan_events, plan_for, slot_uid
+from tests import shapes
+from tests.conftest import make_settings
+from tests.test_cli import run
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory, embedder):
+    """The generated week's program, ingested with the real model (eight papers)."""
+    tmp = tmp_path_factory.mktemp("week")
+    program = shapes.write_json(tmp / "c" / "program.json", shapes.week_program())
+    with Library(make_settings(tmp, PAPERBOT_CORPUS=str(program)), embedder=embedder) as lib:
+        lib.ingest()
+        yield lib
+
+
+def papers_of(tmp_path) -> dict[str, Paper]:
+    program = shapes.write_json(tmp_path / "program.json", shapes.week_program())
+    return {p.paper_id: p for p in parse_file(program)}
+
+
+def test_a_topic_plans_its_papers_talks_and_posters_in_time_order_with_clashes(week):
+    plan = plan_for(week, "preference optimization for alignment", k=10)
+    assert not plan.abstained
+    starts = [s.slot.starts for s in plan.slots]
+    assert starts == sorted(starts)
+    found = {p.paper.paper_id for s in plan.slots for p in s.papers}
+    assert {"201", "202", "203"} <= found and "205" not in found  # weather forecasting is not about preferences
+    by_session = {(s.session, s.start): s for s in plan.slots}
+    a = by_session[("Oral Session 2A", "2026-12-08T10:00:00-08:00")]
+    b = by_session[("Oral Session 2B", "2026-12-08T10:00:00-08:00")]
+    assert a.clashes == ("Oral Session 2B",) and b.clashes == ("Oral Session 2A",)
+    spot = by_session[("Oral Session 2A", "2026-12-08T10:15:00-08:00")]
+    assert spot.kind == "spotlight" and spot.clashes == ()  # after the clash, same room
+    posters = by_session[("Poster Session 3", "2026-12-09T11:00:00-08:00")]
+    assert posters.clashes == () and {p.poster_position for p in posters.papers} >= {"1201", "1202"}
+    scores = [p.score for p in posters.papers]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_plan_json_shape(week):
+    out = plan_for(week, "preference optimization for alignment").to_json()
+    assert out["query"] == "preference optimization for alignment"
+    slot = out["slots"][0]
+    assert set(slot) == {"session", "start", "end", "room", "kind", "papers", "clash", "clashes_with"}
+    assert slot["start"] == "2026-12-08T10:00:00-08:00"  # as in the source
+    paper = slot["papers"][0]
+    assert {"paper_id", "title", "url", "slots", "poster_position", "score"} <= set(paper)
+    assert json.loads(json.dumps(out)) == out
+
+
+def test_a_day_keeps_that_local_day_only(tmp_path):
+    papers = papers_of(tmp_path)
+    plan = build_plan("x", [(p, 1.0) for p in papers.values()], day="2026-12-09")
+    assert plan.slots and {s.day for s in plan.slots} == {"2026-12-09"}
+    assert {s.session for s in plan.slots} == {"Poster Session 3", "Oral Session 4C", "Poster Session 4"}
+    late = Paper(paper_id="n", source="s", position=1, abstract="", label="Late",
+                 slots=(Slot("Night Session", "2026-12-09T23:30:00-08:00", "2026-12-10T00:30:00-08:00", "R", "", "oral"),))
+    assert [s.session for s in build_plan("x", [(late, 1.0)], day="2026-12-09").slots] == ["Night Session"]
+    assert build_plan("x", [(late, 1.0)], day="2026-12-10").slots == []  # Thursday in UTC, Wednesday locally
+    with pytest.raises(ValueError, match="2026-12-08"):
+        check_day("tuesday")
+
+
+def test_plan_text_groups_by_day_and_marks_clashes(tmp_path):
+    papers = papers_of(tmp_path)
+    plan = build_plan("alignment", [(papers["201"], 0.9), (papers["202"], 0.8)])
+    text = render_plan_text(plan)
+    assert text.splitlines()[:4] == ["Plan for: alignment", "2 papers in 3 slots", "", "Tue 2026-12-08"]
+    assert "  10:00–10:15 · Oral Session 2A · Hall A · ⚠ clashes with Oral Session 2B" in text
+    assert "      #1201 Direct Preference Optimization Without a Reference Model  (score 0.90)" in text
+    zh = render_plan_text(plan, "zh")
+    assert "周二 2026-12-08" in zh and "与 Oral Session 2B 时间冲突" in zh
+
+
+def test_the_calendar_parses_with_one_event_per_paper_slot_in_utc(tmp_path):
+    papers = papers_of(tmp_path)
+    plan = build_plan("alignment", [(papers[i], 1.0) for i in ("201", "202", "203", "205")])
+    text = calendar(plan_events(plan), name="paperbot: alignment", now=NOW)
+    cal = icalendar.Calendar.from_ical(text)
+    events = list(cal.walk("VEVENT"))
+    assert len(events) == sum(len(papers[i].slots) for i in ("201", "202", "203", "205")) == 7
+    first = events[0]
+    assert str(first["SUMMARY"]) == "Direct Preference Optimization Without a Reference Model"
+    assert first.decoded("DTSTART") == datetime(2026, 12, 8, 18, 0, tzinfo=timezone.utc)  # 10:00 at UTC-8
+    assert first.decoded("DTEND") == datetime(2026, 12, 8, 18, 15, tzinfo=timezone.utc)
+    assert "DTSTART:20261208T180000Z\r\n" in text
+    assert str(first["URL"]) == "https://openreview.net/forum?id=Wk01"
+    poster = next(e for e in events if "1201" in str(e["LOCATION"]))
+    assert str(poster["LOCATION"]) == "Exhibit Hall C,D,E, poster #1201"  # commas escaped in the file, read back
+    assert "LOCATION:Exhibit Hall C\\,D\\,E\\, poster #1201\r\n" in text
+    uids = [str(e["UID"]) for e in events]
+    assert len(set(uids)) == len(uids)
+    again = calendar(plan_events(build_plan("other words", [(papers["201"], 0.1)])), now=NOW)
+    assert str(next(iter(icalendar.Calendar.from_ical(again).walk("VEVENT")))["UID"]) == uids[0]  # stable
+
+
+def test_calendar_lines_are_crlf_folded_at_75_octets_and_text_is_escaped():
+    slot = Slot("Oral Session 1", "2026-12-08T10:00:00-08:00", "2026-12-08T10:15:00-08:00", "Hall A; upstairs", "", "oral")
+    title = "对齐：偏好优化, 奖励模型; 以及 \\ 反斜杠 " * 4
+    paper = Paper(paper_id="zh1", source="s", position=1, abstract="", label=title, title=title, slots=(slot,))
+    text = calendar(plan_events(build_plan("q", [(paper, None)])), now=NOW)
+    assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
+    for line in text.split("\r\n")[:-1]:
+        assert len(line.encode("utf-8")) <= 75
+        line.encode("utf-8").decode("utf-8")  # never a split character
+    [event] = icalendar.Calendar.from_ical(text).walk("VEVENT")
+    assert str(event["SUMMARY"]) == title
+    assert str(event["LOCATION"]) == "Hall A; upstairs"
+    assert fold("x" * 80) == "x" * 75 + "\r\n " + "x" * 5 + "\r\n"
+    assert slot_uid("zh1", slot) == str(event["UID"])
+
+
+@pytest.mark.slow
+def test_plan_command_prints_the_plan_and_writes_the_calendar(tmp_path):
+    program = shapes.write_json(tmp_path / "program.json", shapes.week_program())
+    assert run(tmp_path, "ingest", str(program)).returncode == 0
+    proc = run(tmp_path, "plan", "preference optimization for alignment", "--ics", "plan.ics")
+    assert proc.returncode == 0, proc.stderr
+    assert "⚠ clashes with Oral Session 2B" in proc.stdout and "Tue 2026-12-08" in proc.stdout
+    events = list(icalendar.Calendar.from_ical((tmp_path / "plan.ics").read_bytes()).walk("VEVENT"))
+    assert events and all(e.decoded("DTSTART").tzinfo is not None for e in events)
+    day = run(tmp_path, "plan", "preference optimization", "--day", "2026-12-09", "--json", "-k", "3")
+    out = json.loads(day.stdout)
+    assert out["day"] == "2026-12-09" and all(s["start"].startswith("2026-12-09") for s in out["slots"])
+    abstract = Path(tmp_path / "mine.txt")
+    abstract.write_text("We build robots that manipulate objects. " * 10, encoding="utf-8")
+    mine = json.loads(run(tmp_path, "plan", str(abstract), "--json", "-k", "1").stdout)
+    assert mine["slots"][0]["papers"][0]["paper_id"] == "207"
+    bad = run(tmp_path, "plan", "x", "--day", "Tuesday")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--day: day must be a date" in bad.stderr
