@@ -6,6 +6,9 @@
                          every chunk back and finds a sample of them
     ✓ contents           papers and chunks, every paper complete
     ✓ keyword index      built from the store, covering every chunk at a stable content version
+    ✓ serving view       the view saved beside the store (retrieval/view.py) is this content version's and
+                         equals the one just built; ! (a warning) when it is missing, stale or damaged: the
+                         next start rebuilds it
     ✓ LLM endpoint       answers GET {base}/models and lists its models (when LLM_BASE_URL is set);
                          ! (a warning, not a failure) when LLM_MODEL is not among them: many servers
                          (llama-server) answer under any name
@@ -137,7 +140,11 @@ def check_store(settings: Settings, embedder) -> list[Check]:
         return [Check("store", False, "not checked: the embedding model did not load",
                       "fix the embedding model first")]
     s = settings.store
-    request = {"store": _store_json(s), "model": embedder.name, "dimension": embedder.dimension}
+    from retrieval.view import view_file
+
+    saved = view_file(_Where(s), settings.cache_dir)
+    request = {"store": _store_json(s), "model": embedder.name, "dimension": embedder.dimension,
+               "view_file": str(saved)}
     timeout = max(PROBE_MIN_TIMEOUT, 3 * s.timeout)
     where = f"Chroma server {s.host}:{s.port}" if s.is_server else f"the store at {s.path}"
     returncode, last, stderr = run_probe(request, timeout)
@@ -222,6 +229,13 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+class _Where:
+    """Enough of a Store for `view_file` and `store_identity` (its settings), without opening it."""
+
+    def __init__(self, settings: StoreSettings) -> None:
+        self.settings = settings
+
+
 def _store_json(s: StoreSettings) -> dict:
     return {"path": str(s.path), "host": s.host, "port": s.port, "ssl": s.ssl, "auth_token": str(s.auth_token),
             "collection": s.collection, "timeout": s.timeout}
@@ -263,6 +277,18 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
         checks.append(Check("keyword index", False, f"{r['indexed']} chunks indexed of {chunks}; content version "
                             f"{'stable' if r['version_stable'] else 'changed during the check'}",
                             "an ingest may be running; check again when it has finished"))
+    saved = r.get("view")
+    if saved and chunks:
+        if saved["state"] == "current":
+            checks.append(Check("serving view", True, f"saved at {saved['path']}, current ({saved['papers']} papers; "
+                                "a start reads it instead of rebuilding)"))
+        elif saved["state"] == "different":
+            checks.append(Check("serving view", False, f"saved at {saved['path']} for this content version, but it "
+                                f"differs from the store ({saved['problem']})",
+                                f"delete {saved['path']}; the next start rebuilds it"))
+        else:
+            checks.append(Check("serving view", True, f"{saved['path']}: {saved['problem']}",
+                                "the next start builds it from the store and saves it (once)", warning=True))
     return checks
 
 
@@ -291,15 +317,37 @@ def probe_store(request: dict, progress: Callable[[str], None] = lambda _: None)
         return {"kind": "damaged", "error": str(exc)}
     try:
         with store:
-            return _inspect(store, request["dimension"], progress)
+            report = _inspect(store, request["dimension"], progress)
+            if request.get("view_file") and report.get("kind") is None:
+                report["view"] = _saved_view(store, Path(request["view_file"]), report.pop("_view"))
+            report.pop("_view", None)
+            return report
     except StoreUnavailableError as exc:
         return {"kind": "unavailable", "error": str(exc)}
     except StoreError as exc:
         return {"kind": "damaged", "error": str(exc)}
 
 
+def _saved_view(store, path: Path, built) -> dict:
+    """Whether the view saved beside the store is this content version's and equals `built` (just read)."""
+    from retrieval.view import CorpusView, ViewFileError, store_identity
+
+    out = {"path": str(path), "papers": len(built.papers)}
+    try:
+        saved = CorpusView.load(path, built.version, store_identity(store))
+    except ViewFileError as exc:
+        return {**out, "state": exc.kind, "problem": str(exc)}
+    if saved.chunk_ids != built.chunk_ids:
+        return {**out, "state": "different", "problem": f"{len(saved.chunk_ids)} chunks saved, "
+                f"{len(built.chunk_ids)} stored"}
+    if saved.papers != built.papers:
+        changed = next(pid for pid in built.papers if saved.papers.get(pid) != built.papers[pid])
+        return {**out, "state": "different", "problem": f"paper {changed} differs"}
+    return {**out, "state": "current"}
+
+
 def _inspect(store, dimension: int, progress: Callable[[str], None]) -> dict:
-    from retrieval.search import CorpusView
+    from retrieval.view import CorpusView
 
     version = store.content_version()
     chunks = store.count()
@@ -319,7 +367,7 @@ def _inspect(store, dimension: int, progress: Callable[[str], None]) -> dict:
     stable = store.content_version() == version
     return {"kind": None, "dimension": dimension, "chunks": chunks, "papers": len(by_paper),
             "incomplete": incomplete, "indexed": len(view.chunk_ids), "version": version,
-            "version_stable": stable,
+            "version_stable": stable, "_view": view,
             "vector_problem": problem if stable else ""}  # an ingest beside the check moved chunks: not damage
 
 

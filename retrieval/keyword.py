@@ -2,9 +2,9 @@
 
 Acronyms and method names ("BMT", "NV-CoT") and exact numbers ("87.43%") are
 kept as whole tokens next to their stemmed parts, so they are found as reliably
-as paraphrases. The index is built in memory from the store's own chunks; every
-process, embedded or talking to a Chroma server, rebuilds it when the store's
-content version changes (retrieval/search.py).
+as paraphrases. The index is built from the store's own chunks when the store's
+content version changes, and saved with the rest of the serving view beside the
+store (retrieval/view.py), so a process that starts on an unchanged store reads it.
 """
 
 from __future__ import annotations
@@ -104,6 +104,25 @@ class KeywordIndex:
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
+
+    @property
+    def indptr(self) -> np.ndarray:
+        return self._indptr
+
+    @property
+    def postings(self) -> np.ndarray:
+        return self._postings
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self._weights
+
+    def terms(self) -> list[str]:
+        """The vocabulary in term-id order (what a saved view stores to rebuild `vocab`)."""
+        out = [""] * len(self._vocab)
+        for term, tid in self._vocab.items():
+            out[tid] = term
+        return out
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every chunk (aligned with chunk_ids); a repeated query term counts again."""

@@ -21,6 +21,7 @@ from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
+from retrieval.view import view_file
 from retrieval.types import SearchResult, Similar
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,8 @@ class Library:
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            self._retriever = Retriever(self.store, self.embedder, self.settings.retrieval)
+            self._retriever = Retriever(self.store, self.embedder, self.settings.retrieval,
+                                        view_file=view_file(self.store, self.settings.cache_dir))
         return self._retriever
 
     def close(self) -> None:

@@ -18,8 +18,8 @@ import logging
 import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -27,23 +27,18 @@ from ingest.chunk import chunk_text, split_sentences
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
-from paperbot.memory import release_free_memory
-from paperbot.records import (
-    Paper,
-    StoredChunk,
-    assemble_parts,
-    indexed_text,
-    paper_id_of,
-)
+from paperbot.records import Paper, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
-from retrieval.filters import FilterIndex, Filters, no_match_notice, select
-from retrieval.keyword import KeywordBuilder, KeywordIndex, content_tokens, tokenize
+from retrieval.filters import Filters, no_match_notice, select
+from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult, Similar
+from retrieval.view import CorpusView, ViewFileError, store_identity
+
+__all__ = ["CorpusView", "RankedPaper", "Retriever", "key_terms", "surface_forms"]
 
 log = logging.getLogger(__name__)
 
 CANDIDATES = 100
-VECTOR_PAGE = 2000  # chunk vectors read from the store at a time (float32 pages, float16 kept)
 # A filter that keeps at least this share of the papers (posters, a big track) searches the vector index and
 # drops the rest: scoring nearly every chunk exactly from its float16 vector costs more than the query itself.
 BROAD_FILTER = 0.5
@@ -66,135 +61,69 @@ class RankedPaper:
     bm25: float
 
 
-class CorpusView:
-    """What retrieval keeps in memory: chunk texts, their papers and the BM25 index."""
-
-    def __init__(self, version: str, chunk_ids: list[str], chunk_paper: list[str], papers: dict[str, Paper],
-                 keyword: KeywordIndex) -> None:
-        self.version = version
-        self.chunk_ids = chunk_ids
-        self.chunk_paper = np.asarray(chunk_paper, dtype=object)
-        self.papers = papers
-        self.keyword = keyword
-        self.paper_index = {pid: i for i, pid in enumerate(papers)}
-        self.chunk_paper_idx = np.asarray([self.paper_index[p] for p in chunk_paper], dtype=np.int64)
-        self._filter_index: FilterIndex | None = None
-        # Chunk vectors read so far (float16), packed in the order they were read; _slot maps a chunk row to
-        # its place there, -1 while unread.
-        self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
-        self._vectors = np.zeros((0, 0), dtype=np.float16)
-        self._vectors_lock = threading.Lock()
-
-    @classmethod
-    def from_store(cls, store: Store, version: str) -> CorpusView:
-        """Reads every chunk once (see `from_chunks`)."""
-        return cls.from_chunks(store.iter_chunks(), version)
-
-    @classmethod
-    def from_chunks(cls, chunks: Iterable[StoredChunk], version: str) -> CorpusView:
-        """Chunks are folded as they come: a paper keeps its first chunk (for the metadata) and
-        every chunk's (start, text), the keyword index their token ids; nothing else outlives
-        the page it was read in."""
-        chunk_ids: list[str] = []
-        chunk_paper: list[str] = []
-        keyword = KeywordBuilder()
-        first: dict[str, StoredChunk] = {}
-        parts: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for chunk in chunks:
-            chunk_ids.append(chunk.chunk_id)
-            chunk_paper.append(chunk.paper_id)
-            keyword.add(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))
-            first.setdefault(chunk.paper_id, chunk)
-            parts[chunk.paper_id].append((chunk.start, chunk.text))
-        papers = {pid: assemble_parts(chunk, parts.pop(pid)) for pid, chunk in first.items()}
-        del first
-        view = cls(version, chunk_ids, chunk_paper, papers, keyword.finish(chunk_ids))
-        release_free_memory()  # the build's temporaries: about 200 MB at 20,000 papers
-        return view
-
-    @property
-    def filter_index(self) -> FilterIndex:
-        """The papers by filterable value, built on first use (the view is replaced when the store changes)."""
-        if self._filter_index is None:
-            self._filter_index = FilterIndex(self.papers.values())
-        return self._filter_index
-
-    def mask(self, filters: Filters) -> np.ndarray:
-        """Which papers pass `filters`, aligned with `papers`."""
-        return self.filter_index.mask(filters)
-
-    def vectors_of(self, rows: np.ndarray, store: Store) -> np.ndarray:
-        """The vectors (float16) of these chunk rows; the ones not read yet are read from the store once.
-
-        Filtered searches score the allowed chunks exactly from these: a Chroma query restricted
-        to thousands of paper ids costs several times an unrestricted one. Only the chunks of
-        filters actually used are kept (every chunk at 20,000 papers would be about 45 MB).
-        A chunk gone from the store since the view was built scores 0 (the next view drops it).
-        """
-        if not rows.size:
-            return np.zeros((0, store.dimension), dtype=np.float16)
-        with self._vectors_lock:
-            unread = rows[self._slot[rows] < 0]
-            if unread.size:
-                unread = np.unique(unread)
-                first = len(self._vectors)
-                grown = np.zeros((first + len(unread), store.dimension), dtype=np.float16)
-                if first:
-                    grown[:first] = self._vectors
-                for start in range(0, len(unread), VECTOR_PAGE):  # bounded: float32 pages, float16 kept
-                    page = unread[start:start + VECTOR_PAGE]
-                    got = store.get_embeddings([self.chunk_ids[k] for k in page])
-                    for slot, k in enumerate(page, start=first + start):
-                        vector = got.get(self.chunk_ids[k])
-                        if vector is not None:
-                            grown[slot] = vector
-                self._slot[unread] = np.arange(first, first + len(unread), dtype=np.int32)
-                self._vectors = grown
-            return self._vectors[self._slot[rows]]
-
-    def read_vectors_of(self, rows: np.ndarray) -> np.ndarray | None:
-        """The vectors of these chunk rows if every one has been read for a filter, else None (no store call)."""
-        with self._vectors_lock:
-            slots = self._slot[rows]
-            return None if not rows.size or (slots < 0).any() else self._vectors[slots]
-
-    @property
-    def vectors_read(self) -> int:
-        """How many chunks' vectors filtered searches have read so far."""
-        return len(self._vectors)
-
-    def coverage(self, weights: dict[str, float]) -> np.ndarray:
-        """Per paper: the share of the query's term weight found in its title and abstract."""
-        found = np.zeros(len(self.papers), dtype=np.float32)
-        for token, w in weights.items():
-            found[np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)])] += w
-        return found / (sum(weights.values()) or 1.0)
-
-
 class Retriever:
-    """Searches one store; safe to share between threads."""
+    """Searches one store; safe to share between threads.
 
-    def __init__(self, store: Store, embedder: Embedder, settings: RetrievalSettings | None = None) -> None:
+    `view_file`: where the serving view is saved beside the store (retrieval/view.py); None keeps it
+    in memory only.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder, settings: RetrievalSettings | None = None,
+                 view_file: Path | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings or RetrievalSettings()
+        self.view_file = view_file
         self._view: CorpusView | None = None
+        self._view_lock = threading.Lock()
         self._lock = threading.Lock()
         self._sentence_cache: OrderedDict[str, tuple[list[Quote], np.ndarray]] = OrderedDict()
         self._sentence_version = ""
 
-    # -- the in-memory view, rebuilt when the store's content version changes ----
+    # -- the serving view: read from its file, or rebuilt when the store's content version changes ----
 
     def view(self) -> CorpusView:
         version = self.store.content_version()
         view = self._view
         if view is not None and view.version == version:
             return view
-        with self._lock:
+        with self._view_lock:
             if self._view is None or self._view.version != version:
-                log.info("building keyword index for store version %s", version)
-                self._view = CorpusView.from_store(self.store, version)
+                self._view = self._open_view(version)
             return self._view
+
+    def _open_view(self, version: str) -> CorpusView:
+        """The saved view when it is this version's, else one built from the store (and saved)."""
+        path = self.view_file
+        if path is not None:
+            try:
+                view = CorpusView.load(path, version, store_identity(self.store))
+                log.info("read the serving view (%d papers) from %s", len(view.papers), path)
+                return view
+            except ViewFileError as exc:
+                if exc.kind == "missing":
+                    log.info("no saved serving view at %s yet: building it from the store, once", path)
+                elif exc.kind == "stale":
+                    log.info("the saved serving view at %s is %s: rebuilding it", path, exc)
+                else:
+                    log.warning("the saved serving view at %s is %s: rebuilding it from the store", path, exc)
+        log.info("building the serving view for store version %s", version)
+        view = CorpusView.from_store(self.store, version)
+        if path is not None:
+            self._save(view, path)
+        return view
+
+    def _save(self, view: CorpusView, path: Path) -> None:
+        """Save a freshly built view unless the store moved on meanwhile (an ingest writing beside us)."""
+        try:
+            if self.store.write_in_progress() or self.store.content_version() != view.version:
+                log.info("not saving the serving view: the store changed while it was built")
+                return
+            view.save(path, store_identity(self.store))
+            log.info("saved the serving view to %s", path)
+        except OSError as exc:
+            log.warning("cannot save the serving view to %s (%s); it is rebuilt at every start", path,
+                        exc.strerror or exc)
 
     def papers(self) -> list[Paper]:
         return list(self.view().papers.values())

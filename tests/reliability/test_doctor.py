@@ -37,6 +37,7 @@ def store_env(tmp_path):
     env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 40)), "DISCORD_TOKEN": DISCORD_TOKEN}
     with Library(make_settings(tmp_path, **env), embedder=HashEmbedder()) as lib:
         lib.ingest()
+        lib.papers()  # as a first start does: the serving view is built and saved beside the store
     return env
 
 
@@ -56,14 +57,34 @@ def test_good_deployment_passes_every_check(tmp_path, store_env):
         code, lines = doctor_lines(tmp_path, {**store_env, "LLM_BASE_URL": llm.base_url,
                                               "LLM_MODEL": "llama3.1:8b", "LLM_API_KEY": LLM_KEY})
     assert code == 0, lines
-    names = ["configuration", "embedding model", "store", "contents", "keyword index", "LLM endpoint",
-             "Discord token"]
+    names = ["configuration", "embedding model", "store", "contents", "keyword index", "serving view",
+             "LLM endpoint", "Discord token"]
     assert [ln[:1] for ln in lines[:-1]] == ["✓"] * len(names)
     assert [ln[2:].split(":")[0] for ln in lines[:-1]] == names
     assert "40 papers" in line_of(lines, "contents")
     assert "chunks indexed" in line_of(lines, "keyword index")
-    assert lines[-1] == "7 of 7 checks passed"
+    assert "current (40 papers" in line_of(lines, "serving view")
+    assert lines[-1] == "8 of 8 checks passed"
     assert DISCORD_TOKEN not in "\n".join(lines) and LLM_KEY not in "\n".join(lines)
+
+
+@pytest.mark.parametrize("change", ["missing", "damaged", "stale"])
+def test_a_serving_view_to_rebuild_is_a_warning_that_says_the_next_start_does_it(tmp_path, store_env, change):
+    settings = make_settings(tmp_path, **store_env)
+    saved = settings.store.path / "paperbot-view-papers.bin"
+    assert saved.exists()
+    if change == "missing":
+        saved.unlink()
+    elif change == "damaged":
+        saved.write_bytes(saved.read_bytes()[:-100])
+    else:
+        with Store(settings.store, "test-hash", HashEmbedder().dimension) as store:
+            store.bump_version()
+    code, lines = doctor_lines(tmp_path, store_env)
+    line = line_of(lines, "serving view")
+    assert code == 0 and line.startswith("! serving view: ")
+    assert {"missing": "missing", "damaged": "truncated", "stale": "stale"}[change] in line
+    assert line.endswith("the next start builds it from the store and saves it (once)")
 
 
 def test_store_built_with_another_model(tmp_path, store_env):
@@ -173,7 +194,7 @@ def test_an_unlisted_llm_model_is_a_warning_not_a_failure(tmp_path, store_env):
     line = line_of(lines, "LLM endpoint")
     assert line.startswith("! LLM endpoint:") and "serves llama3.1:8b; LLM_MODEL='mistral' is not among them" in line
     assert "→" in line and "any name" in line
-    assert lines[-1] == "7 of 7 checks passed"
+    assert lines[-1] == "8 of 8 checks passed"
 
 
 def test_a_listed_llm_model_shows_what_is_served(tmp_path, store_env):
@@ -262,7 +283,7 @@ class NoVectorFor:
 
 
 def test_store_check_reads_every_vector_and_searches_for_chunks_with_their_own_vectors(tmp_path, store_env):
-    from retrieval.search import CorpusView
+    from retrieval.view import CorpusView
 
     with Store(make_settings(tmp_path, **store_env).store, "test-hash", HashEmbedder().dimension) as store:
         def fresh_view() -> CorpusView:  # a view keeps the vectors it has read: one per store seen

@@ -1,0 +1,373 @@
+"""The serving view: what retrieval keeps in memory, built from the store once and kept beside it.
+
+A `CorpusView` holds every chunk's id and paper, the papers (abstracts reassembled),
+the BM25 postings and, built on first use, the filter index. Building it reads every
+chunk from Chroma and tokenizes it: 27 s at 20,000 papers on two cores. So the view
+is written to a file next to the store (`view_file`) and every later start reads it
+instead: the arrays are mapped from the file (pages are read when a query touches
+them), the papers are JSON.
+
+The file is versioned by the store's content version (which changes on every write),
+a format number (bumped whenever the tokenizer, BM25 or the layout change) and the
+paper record's field names; any mismatch, a truncated or damaged file (a CRC covers
+the data) is rebuilt from the store, with a line in the log. Writers write a
+temporary file and `os.replace` it, so a reader sees the old file or the new one,
+never half of one, and two processes writing at once cannot mix their files.
+
+Layout: ``MAGIC``, the sections (each 64-byte aligned), the header (JSON: format,
+version, store, fields, sections with offset/dtype/shape, CRC-32 of everything
+before the header), then the header's offset and length (two little-endian u64)
+and ``MAGIC`` again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import struct
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import astuple, fields
+from pathlib import Path
+
+import numpy as np
+
+from ingest.store import Store
+from paperbot.memory import release_free_memory
+from paperbot.records import Paper, StoredChunk, assemble_parts, indexed_text
+from retrieval.filters import FilterIndex, Filters
+from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex
+
+log = logging.getLogger(__name__)
+
+VECTOR_PAGE = 2000  # chunk vectors read from the store at a time (float32 pages, float16 kept)
+FORMAT = 1  # bump when tokenize(), BM25 or the file layout change: older files are rebuilt
+MAGIC = b"PBVIEW01"
+ALIGN = 64
+_TRAILER = struct.Struct("<QQ8s")
+# Chunks folded between two short sleeps while a view is built in a thread: the event loop of a bot
+# (the other thread) gets the interpreter at least that often (a fold of 200 chunks takes about 10 ms).
+YIELD_EVERY = 200
+YIELD_SECONDS = 0.001
+# Paper fields many papers repeat: one shared string per value when read back.
+_SHARED = frozenset({"source", "venue", "area", "subarea", "presentation", "track"})
+_SHARED_LISTS = frozenset({"authors", "affiliations", "keywords"})
+PAPER_FIELDS = tuple(f.name for f in fields(Paper))
+
+
+class ViewFileError(Exception):
+    """A view file that cannot be used; the view is rebuilt from the store.
+
+    `kind`: missing, stale (an older content version), outdated (another format), foreign (another
+    store's), damaged.
+    """
+
+    def __init__(self, problem: str, kind: str = "damaged") -> None:
+        super().__init__(problem)
+        self.kind = kind
+
+
+class CorpusView:
+    """What retrieval keeps in memory: chunk ids, their papers and the BM25 index."""
+
+    def __init__(self, version: str, chunk_ids: list[str], papers: dict[str, Paper], keyword: KeywordIndex,
+                 chunk_paper_idx: np.ndarray | None = None, chunk_paper: Iterable[str] | None = None) -> None:
+        self.version = version
+        self.chunk_ids = chunk_ids
+        self.papers = papers
+        self.keyword = keyword
+        self.paper_index = {pid: i for i, pid in enumerate(papers)}
+        if chunk_paper_idx is None:
+            chunk_paper_idx = np.fromiter((self.paper_index[p] for p in chunk_paper or ()), dtype=np.int32,
+                                          count=len(chunk_ids))
+        self.chunk_paper_idx = chunk_paper_idx
+        self._filter_index: FilterIndex | None = None
+        # Chunk vectors read so far (float16), packed in the order they were read; _slot maps a chunk row to
+        # its place there, -1 while unread.
+        self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
+        self._vectors = np.zeros((0, 0), dtype=np.float16)
+        self._vectors_lock = threading.Lock()
+
+    # -- building from the store ----------------------------------------------------------------
+
+    @classmethod
+    def from_store(cls, store: Store, version: str, pause: bool = False) -> CorpusView:
+        """Reads every chunk once (see `from_chunks`)."""
+        return cls.from_chunks(store.iter_chunks(), version, pause=pause)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[StoredChunk], version: str, pause: bool = False) -> CorpusView:
+        """Chunks are folded as they come: a paper keeps its first chunk (for the metadata) and
+        every chunk's (start, text), the keyword index their token ids; nothing else outlives
+        the page it was read in.
+
+        `pause` (a build in a worker thread beside an event loop): a short sleep every
+        YIELD_EVERY chunks, so the loop's thread is never kept waiting for the interpreter.
+        """
+        chunk_ids: list[str] = []
+        chunk_paper: list[str] = []
+        keyword = KeywordBuilder()
+        first: dict[str, StoredChunk] = {}
+        parts: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for n, chunk in enumerate(chunks, start=1):
+            chunk_ids.append(chunk.chunk_id)
+            chunk_paper.append(chunk.paper_id)
+            keyword.add(indexed_text(chunk.fields.title, chunk.text, chunk.fields.keywords))
+            first.setdefault(chunk.paper_id, chunk)
+            parts[chunk.paper_id].append((chunk.start, chunk.text))
+            if pause and n % YIELD_EVERY == 0:
+                time.sleep(YIELD_SECONDS)
+        papers = {}
+        for n, (pid, chunk) in enumerate(first.items(), start=1):
+            papers[pid] = assemble_parts(chunk, parts.pop(pid))
+            if pause and n % YIELD_EVERY == 0:
+                time.sleep(YIELD_SECONDS)
+        del first
+        view = cls(version, chunk_ids, papers, keyword.finish(chunk_ids), chunk_paper=chunk_paper)
+        del chunk_paper
+        release_free_memory()  # the build's temporaries: about 200 MB at 20,000 papers
+        return view
+
+    # -- the file beside the store ------------------------------------------------------------------
+
+    def save(self, path: Path, store_id: str) -> None:
+        """Write the view to `path` atomically (a temporary file in the same folder, then os.replace)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kw = self.keyword
+        arrays = {"indptr": np.ascontiguousarray(kw.indptr, dtype=np.int64),
+                  "postings": np.ascontiguousarray(kw.postings, dtype=np.int32),
+                  "weights": np.ascontiguousarray(kw.weights, dtype=np.float32),
+                  "chunk_paper_idx": np.ascontiguousarray(self.chunk_paper_idx, dtype=np.int32)}
+        blobs = {"terms": _json_bytes(kw.terms()), "chunk_ids": _json_bytes(self.chunk_ids),
+                 "papers": _json_bytes([list(astuple(p)) for p in self.papers.values()])}
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                crc = 0
+                offset = 0
+                sections: dict[str, dict] = {}
+
+                def put(data: bytes | memoryview) -> None:
+                    nonlocal crc, offset
+                    f.write(data)
+                    crc = zlib.crc32(data, crc)
+                    offset += len(data)
+
+                put(MAGIC)
+                for name, data in [*arrays.items(), *blobs.items()]:
+                    put(b"\0" * (-offset % ALIGN))
+                    raw = memoryview(data).cast("B") if isinstance(data, np.ndarray) else data
+                    sections[name] = {"offset": offset, "nbytes": len(raw)}
+                    if isinstance(data, np.ndarray):
+                        sections[name].update(dtype=data.dtype.str, shape=list(data.shape))
+                    put(raw)
+                header = _json_bytes({"format": FORMAT, "version": self.version, "store": store_id,
+                                      "fields": list(PAPER_FIELDS), "bm25": [BM25_K1, BM25_B], "crc32": crc,
+                                      "chunks": len(self.chunk_ids), "papers": len(self.papers),
+                                      "sections": sections})
+                f.write(header)
+                f.write(_TRAILER.pack(offset, len(header), MAGIC))
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from a server process run as another user
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    @classmethod
+    def load(cls, path: Path, version: str, store_id: str) -> CorpusView:
+        """The view written to `path` for exactly this store and content version; ViewFileError otherwise."""
+        try:
+            return cls._load(path, version, store_id)
+        except ViewFileError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise ViewFileError(f"damaged ({type(exc).__name__}: {exc})") from None
+        except OSError as exc:
+            raise ViewFileError(f"unreadable ({exc.strerror or exc})") from None
+
+    @classmethod
+    def _load(cls, path: Path, version: str, store_id: str) -> CorpusView:
+        header, data_end = read_header(path)
+        if header.get("format") != FORMAT or header.get("fields") != list(PAPER_FIELDS) \
+                or header.get("bm25") != [BM25_K1, BM25_B]:
+            raise ViewFileError(f"written by another version of paperbot (format {header.get('format')})",
+                                "outdated")
+        if header.get("store") != store_id:
+            raise ViewFileError(f"written for another store ({header.get('store')})", "foreign")
+        if header.get("version") != version:
+            raise ViewFileError(f"stale (content version {header.get('version')}, the store is at {version})",
+                                "stale")
+        sections = header["sections"]
+        with open(path, "rb") as f:
+            crc, left = 0, data_end
+            while left:  # read, not mapped: checking the file keeps none of it in this process's memory
+                block = f.read(min(left, 1 << 20))
+                if not block:
+                    break
+                crc = zlib.crc32(block, crc)
+                left -= len(block)
+            if left or crc != header.get("crc32"):
+                raise ViewFileError("damaged (its checksum does not match)")
+
+            def blob(name: str):
+                s = sections[name]
+                f.seek(s["offset"])
+                return json.loads(f.read(s["nbytes"]))
+
+            terms, chunk_ids, rows = blob("terms"), blob("chunk_ids"), blob("papers")
+        arrays = {}
+        for name in ("indptr", "postings", "weights", "chunk_paper_idx"):
+            s = sections[name]
+            count = int(np.prod(s["shape"]))
+            arrays[name] = (np.memmap(path, dtype=np.dtype(s["dtype"]), mode="r", offset=s["offset"],
+                                      shape=tuple(s["shape"])) if count else np.zeros(s["shape"], dtype=s["dtype"]))
+        papers = {}
+        for row in rows:
+            paper = _paper_of(row)
+            papers[paper.paper_id] = paper
+        n_terms, n_chunks = len(terms), len(chunk_ids)
+        if len(arrays["indptr"]) != n_terms + 1 or len(arrays["chunk_paper_idx"]) != n_chunks \
+                or len(arrays["postings"]) != len(arrays["weights"]) or len(papers) != header.get("papers") \
+                or (n_chunks and int(arrays["chunk_paper_idx"].max()) >= len(papers)) \
+                or (n_terms and int(arrays["indptr"][-1]) != len(arrays["postings"])):
+            raise ViewFileError("damaged (its parts do not fit together)")
+        keyword = KeywordIndex(chunk_ids, {t: i for i, t in enumerate(terms)}, arrays["indptr"],
+                               arrays["postings"], arrays["weights"])
+        return cls(version, chunk_ids, papers, keyword, chunk_paper_idx=arrays["chunk_paper_idx"])
+
+    # -- serving ------------------------------------------------------------------------------------
+
+    @property
+    def filter_index(self) -> FilterIndex:
+        """The papers by filterable value, built on first use (the view is replaced when the store changes)."""
+        if self._filter_index is None:
+            self._filter_index = FilterIndex(self.papers.values())
+        return self._filter_index
+
+    def mask(self, filters: Filters) -> np.ndarray:
+        """Which papers pass `filters`, aligned with `papers`."""
+        return self.filter_index.mask(filters)
+
+    def vectors_of(self, rows: np.ndarray, store: Store) -> np.ndarray:
+        """The vectors (float16) of these chunk rows; the ones not read yet are read from the store once.
+
+        Filtered searches score the allowed chunks exactly from these: a Chroma query restricted
+        to thousands of paper ids costs several times an unrestricted one. Only the chunks of
+        filters actually used are kept (every chunk at 20,000 papers would be about 45 MB).
+        A chunk gone from the store since the view was built scores 0 (the next view drops it).
+        """
+        if not rows.size:
+            return np.zeros((0, store.dimension), dtype=np.float16)
+        with self._vectors_lock:
+            unread = rows[self._slot[rows] < 0]
+            if unread.size:
+                unread = np.unique(unread)
+                first = len(self._vectors)
+                grown = np.zeros((first + len(unread), store.dimension), dtype=np.float16)
+                if first:
+                    grown[:first] = self._vectors
+                for start in range(0, len(unread), VECTOR_PAGE):  # bounded: float32 pages, float16 kept
+                    page = unread[start:start + VECTOR_PAGE]
+                    got = store.get_embeddings([self.chunk_ids[k] for k in page])
+                    for slot, k in enumerate(page, start=first + start):
+                        vector = got.get(self.chunk_ids[k])
+                        if vector is not None:
+                            grown[slot] = vector
+                self._slot[unread] = np.arange(first, first + len(unread), dtype=np.int32)
+                self._vectors = grown
+            return self._vectors[self._slot[rows]]
+
+    def read_vectors_of(self, rows: np.ndarray) -> np.ndarray | None:
+        """The vectors of these chunk rows if every one has been read for a filter, else None (no store call)."""
+        with self._vectors_lock:
+            slots = self._slot[rows]
+            return None if not rows.size or (slots < 0).any() else self._vectors[slots]
+
+    @property
+    def vectors_read(self) -> int:
+        """How many chunks' vectors filtered searches have read so far."""
+        return len(self._vectors)
+
+    def coverage(self, weights: dict[str, float]) -> np.ndarray:
+        """Per paper: the share of the query's term weight found in its title and abstract."""
+        found = np.zeros(len(self.papers), dtype=np.float32)
+        for token, w in weights.items():
+            found[np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)])] += w
+        return found / (sum(weights.values()) or 1.0)
+
+
+# -- where the file lives, and reading its header ---------------------------------------------------
+
+
+def view_file(store: Store, cache_dir: Path) -> Path:
+    """Beside an embedded store (in CHROMA_PATH, so it moves with it); for a Chroma server, in the
+    cache folder, named after the server and collection."""
+    s = store.settings
+    if not s.is_server:
+        return s.path / f"paperbot-view-{s.collection}.bin"
+    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in s.host or "")
+    return cache_dir / "views" / f"{host}-{s.port}-{s.collection}.bin"
+
+
+def store_identity(store: Store) -> str:
+    """What a view file was written for: the server and collection, or the embedded store's collection."""
+    s = store.settings
+    return f"{s.host}:{s.port}/{s.collection}" if s.is_server else f"embedded/{s.collection}"
+
+
+def read_header(path: Path) -> tuple[dict, int]:
+    """The header of a view file and where its data ends; ViewFileError when the file is missing,
+    truncated or not a view file."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < len(MAGIC) + _TRAILER.size:
+                raise ViewFileError("empty" if size == 0 else "truncated")
+            if f.read(len(MAGIC)) != MAGIC:
+                raise ViewFileError("not a view file (damaged)")
+            f.seek(size - _TRAILER.size)
+            offset, length, magic = _TRAILER.unpack(f.read(_TRAILER.size))
+            if magic != MAGIC or offset + length + _TRAILER.size != size:
+                raise ViewFileError("truncated or damaged")
+            f.seek(offset)
+            header = json.loads(f.read(length))
+    except FileNotFoundError:
+        raise ViewFileError("missing", "missing") from None
+    except OSError as exc:
+        raise ViewFileError(f"unreadable ({exc.strerror or exc})") from None
+    except ValueError:
+        raise ViewFileError("damaged (its header does not read)") from None
+    if not isinstance(header, dict) or not isinstance(header.get("sections"), dict):
+        raise ViewFileError("damaged (its header does not read)")
+    if any(s.get("offset", 0) + s.get("nbytes", 0) > offset for s in header["sections"].values()):
+        raise ViewFileError("damaged (a section lies outside the file)")
+    return header, offset
+
+
+def _json_bytes(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _paper_of(row: list) -> Paper:
+    if len(row) != len(PAPER_FIELDS):
+        raise ViewFileError("damaged (a paper has the wrong number of fields)")
+    values = {}
+    for name, value in zip(PAPER_FIELDS, row):
+        if isinstance(value, list):
+            value = tuple(map(sys.intern, value)) if name in _SHARED_LISTS else tuple(value)
+        elif name in _SHARED:
+            value = sys.intern(value)
+        values[name] = value
+    return Paper(**values)
+
