@@ -31,9 +31,10 @@ import tempfile
 import threading
 import time
 import zlib
+from typing import get_args, get_origin, get_type_hints
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import astuple, fields
+from dataclasses import astuple, fields, is_dataclass
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,30 @@ YIELD_SECONDS = 0.001
 # Paper fields many papers repeat: one shared string per value when read back.
 _SHARED = frozenset({"source", "venue", "area", "subarea", "presentation", "track"})
 _SHARED_LISTS = frozenset({"authors", "affiliations", "keywords"})
-PAPER_FIELDS = tuple(f.name for f in fields(Paper))
+
+
+def _decoders() -> tuple[tuple[str, ...], list]:
+    """The paper record's field names (nested records' fields too: any change makes saved views stale), and
+    per field how a JSON value becomes the field's value again (None: as it is)."""
+    hints = get_type_hints(Paper)
+    names, decode = [], []
+    for f in fields(Paper):
+        hint = hints[f.name]
+        args = get_args(hint) if get_origin(hint) is tuple else ()
+        if args and is_dataclass(args[0]):
+            nested = args[0]
+            names.append(f"{f.name}:{','.join(g.name for g in fields(nested))}")
+            decode.append(lambda rows, cls=nested: tuple(cls(*row) for row in rows))
+        elif args:
+            names.append(f.name)
+            decode.append((lambda v: tuple(map(sys.intern, v))) if f.name in _SHARED_LISTS else tuple)
+        else:
+            names.append(f.name)
+            decode.append(sys.intern if f.name in _SHARED else None)
+    return tuple(names), decode
+
+
+PAPER_FIELDS, _DECODE = _decoders()
 
 
 class ViewFileError(Exception):
@@ -360,14 +384,7 @@ def _json_bytes(value) -> bytes:
 
 
 def _paper_of(row: list) -> Paper:
-    if len(row) != len(PAPER_FIELDS):
+    if len(row) != len(_DECODE):
         raise ViewFileError("damaged (a paper has the wrong number of fields)")
-    values = {}
-    for name, value in zip(PAPER_FIELDS, row):
-        if isinstance(value, list):
-            value = tuple(map(sys.intern, value)) if name in _SHARED_LISTS else tuple(value)
-        elif name in _SHARED:
-            value = sys.intern(value)
-        values[name] = value
-    return Paper(**values)
+    return Paper(*[v if decode is None else decode(v) for decode, v in zip(_DECODE, row)])
 

@@ -193,3 +193,30 @@ def test_view_file_lives_beside_an_embedded_store_or_in_the_cache_for_a_server(t
     assert view_file(Local(), embedded.cache_dir) == embedded.store.path / "paperbot-view-lab.bin"
     assert view_file(Remote(), embedded.cache_dir) == embedded.cache_dir / "views" / "chroma.lab-8001-papers.bin"
     assert store_identity(Remote()) == "chroma.lab:8001/papers" != store_identity(Local())
+
+
+def test_every_paper_field_survives_the_file_nested_slots_included(tmp_path):
+    from dataclasses import fields as dataclass_fields
+
+    from paperbot.records import Paper, Slot
+    from retrieval.keyword import KeywordIndex
+
+    full = Paper(paper_id="p:1", source="program.json", position=3, abstract="We study “quotes” and $\\beta$.",
+                 label="β-DPO", title="$\\beta$-DPO", authors=("Emanuele Rodolà", "Wei Zhang"),
+                 affiliations=("Sapienza", ""), url="https://openreview.net/forum?id=1", venue="NeurIPS 2026 oral",
+                 links=("https://github.com/x/y",), keywords=("alignment",), area="Deep Learning",
+                 subarea="Alignment", presentation="oral", track="Main", tldr="short", pdf_url="https://a/b.pdf",
+                 site_url="https://neurips.cc/1",
+                 slots=(Slot("Oral 1A", "2026-12-08T10:00:00-08:00", "2026-12-08T10:15:00-08:00", "Hall A", "",
+                             "oral"), Slot(session="Poster 2", room="Hall C", poster_position="#412", kind="poster")),
+                 bibtex="@inproceedings{x, title={y}}", title_zh="β-DPO 中文")
+    unset = [f.name for f in dataclass_fields(Paper) if getattr(full, f.name) == f.default]
+    assert unset == [], "give every field a value, so that the file is shown to keep it"
+    bare = Paper(paper_id="p2", source="program.json", position=4, abstract="", label="Untitled")
+    ids = ["p:1:abc:0", "p2:def:0"]
+    view = CorpusView("v1", ids, {full.paper_id: full, bare.paper_id: bare},
+                      KeywordIndex.build(ids, ["beta dpo quotes", "untitled"]), chunk_paper=["p:1", "p2"])
+    view.save(tmp_path / "v.bin", "embedded/papers")
+    loaded = CorpusView.load(tmp_path / "v.bin", "v1", "embedded/papers")
+    assert loaded.papers == view.papers
+    assert isinstance(loaded.papers["p:1"].slots[0], Slot) and isinstance(loaded.papers["p:1"].authors, tuple)
