@@ -27,8 +27,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from paperbot.settings import Settings  # noqa: E402
 from bot.runtime import open_library  # noqa: E402
+from paperbot.settings import Settings  # noqa: E402
 from retrieval.library import Library  # noqa: E402
 
 

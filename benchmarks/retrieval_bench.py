@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bot.runtime import open_library  # noqa: E402
 from paperbot.settings import Settings  # noqa: E402
 from retrieval.evaluate import load_beir, score  # noqa: E402
-from bot.runtime import open_library  # noqa: E402
 from retrieval.library import Library  # noqa: E402
 
 

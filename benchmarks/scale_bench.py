@@ -31,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ingest.chunk import split_sentences  # noqa: E402
 from ingest.parse import discover, parse_file  # noqa: E402
 from paperbot.settings import BUNDLED_CORPUS  # noqa: E402
+from paperbot.text import split_sentences  # noqa: E402
 
 RSS_WRAPPER = (
     "import resource, subprocess, sys\n"

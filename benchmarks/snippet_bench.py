@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bot.runtime import open_library  # noqa: E402
-from ingest.chunk import split_sentences  # noqa: E402
 from paperbot.settings import Settings, default_cache_dir  # noqa: E402
+from paperbot.text import split_sentences  # noqa: E402
 from retrieval.evaluate import load_beir  # noqa: E402
 from retrieval.keyword import content_tokens  # noqa: E402
 from retrieval.library import Library  # noqa: E402

@@ -36,12 +36,12 @@ from bot.terminal import (
     render_search_text,
     render_similar_text,
 )
-from bot.text import readable
 from paperbot import messages
 from paperbot.errors import InputError, PaperbotError
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
 from paperbot.settings import Settings
+from paperbot.text import readable
 from retrieval.filters import Filters, no_match_notice
 from retrieval.qa import answer_question
 from retrieval.types import paper_json

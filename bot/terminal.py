@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import textwrap
 
-from bot.text import answer_footer, plan_slot_heading, readable, slot_line
+from bot.text import answer_footer, paper_details, paper_link, paper_title, plan_slot_heading, slot_line
 from paperbot import messages
 from paperbot.records import Paper
+from paperbot.text import readable, strip_control
 from retrieval.plan import Plan
 from retrieval.types import Answer, Hit, SearchResult, Similar
 
@@ -35,13 +36,14 @@ def _quoted(text: str) -> list[str]:
 
 
 def title_of(paper: Paper) -> str:
-    return readable(paper.title or paper.label)
+    return strip_control(paper_title(paper))
 
 
 def detail_line(paper: Paper, lang: str = "en") -> str:
     """file and position · type · track · area · the paper's page; then its talks and posters, one a line."""
-    parts = [paper.where] + [v for v in (paper.presentation, paper.track, paper.area, paper.url or paper.site_url) if v]
-    return "\n".join(["    " + " · ".join(parts), *(f"    {slot_line(s, lang)}" for s in paper.slots)])
+    parts = [*paper_details(paper), paper_link(paper)]
+    first = "    " + strip_control(" · ".join(p for p in parts if p))
+    return "\n".join([first, *(f"    {slot_line(s, lang)}" for s in paper.slots)])
 
 
 def _hit_lines(n: int, h: Hit) -> list[str]:

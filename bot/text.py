@@ -1,14 +1,42 @@
 """Plain-text pieces every front end shows the same way: the answer's footer (in the answer's language),
-a paper's slots in the program, LaTeX made readable, questions cleaned of invisible text."""
+a paper's title, detail line and slots in the program, the "answer without the LLM" prefix."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from paperbot.messages import text
-from paperbot.records import Slot
+from paperbot.records import Paper, Slot
+from paperbot.text import readable
 from retrieval.types import Answer
+
+_SAFE_URL = re.compile(r"https?://[^\s<>\"'`]+")
+MAX_URL_CHARS = 500
+
+
+# -- a paper's title and detail line, as every front end shows them -------------------------------------
+
+
+def paper_title(paper: Paper) -> str:
+    """The paper's title as it reads (LaTeX rendered), or the derived label of an untitled abstract."""
+    return readable(paper.title or paper.label)
+
+
+def safe_url(url: str) -> str:
+    """`url` when it is a plain web address fit to show (and to put in a markdown link), else ""."""
+    if _SAFE_URL.fullmatch(url or "") and len(url) <= MAX_URL_CHARS:
+        return url.replace("(", "%28").replace(")", "%29")
+    return ""
+
+
+def paper_link(paper: Paper) -> str:
+    """The paper's page (OpenReview forum, else the conference site), when it is a usable web address."""
+    return next((u for u in map(safe_url, (paper.url, paper.site_url)) if u), "")
+
+
+def paper_details(paper: Paper) -> list[str]:
+    """What the detail line says before the link: file and position, type, track, area."""
+    return [paper.where] + [v for v in (paper.presentation, paper.track, paper.area) if v]
 
 
 def duration(ms: float, lang: str = "en") -> str:
@@ -81,70 +109,3 @@ def without_llm_prefix(question: str) -> tuple[str, bool]:
     """(question without a "!nollm" / "--no-llm" prefix, whether the language model may answer it)."""
     m = _NO_LLM.match(question)
     return (question[m.end():].strip(), False) if m else (question, True)
-
-
-# -- LaTeX in titles and abstracts, as readable text ---------------------------------------------------
-
-_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
-          "upsilon phi chi psi omega").split()
-_SYMBOLS = {
-    **{name: chr(0x3B1 + i + (1 if i >= 17 else 0)) for i, name in enumerate(_GREEK)},
-    **{name.capitalize(): chr(0x391 + i + (1 if i >= 17 else 0)) for i, name in enumerate(_GREEK)},
-    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "varsigma": "ς", "ell": "ℓ",
-    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…", "leq": "≤", "le": "≤", "geq": "≥",
-    "ge": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
-    "infty": "∞", "pm": "±", "mp": "∓", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆", "cup": "∪",
-    "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "Σ", "prod": "Π",
-    "int": "∫", "sqrt": "√", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒",
-    "leftrightarrow": "↔", "mapsto": "↦", "log": "log", "exp": "exp", "max": "max", "min": "min",
-    "arg": "arg", "top": "⊤", "star": "⋆", "circ": "∘", "ast": "∗", "%": "%", "&": "&", "_": "_", "#": "#",
-    "{": "{", "}": "}", ",": " ", ";": " ", "quad": " ", "qquad": " ", "!": "", " ": " ",
-}
-_BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
-_SUPER = str.maketrans("0123456789+-=()nTi", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿᵀⁱ")
-_SUB = str.maketrans("0123456789+-=()aeiojkntx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒⱼₖₙₜₓ")
-_MATH = re.compile(r"(?<![\\\w])\$\$?(?!\s)(.+?)(?<![\s\\])\$\$?(?!\d)", re.S)
-_FONT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|textsc|emph|mathrm|mathbf|mathit|mathsf|mathtt|"
-                   r"operatorname|boldsymbol|bm|mathcal|mathscr|mathfrak)\s*\{([^{}]*)\}")
-_BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
-_COMMAND = re.compile(r"\\([A-Za-z]+|[%&_#{},;! ])")
-_SCRIPT = re.compile(r"([\^_])(\{[^{}]*\}|[A-Za-z0-9+\-=])")
-
-
-def _scripted(m: re.Match) -> str:
-    body = m.group(2).strip("{}")
-    table = _SUPER if m.group(1) == "^" else _SUB
-    converted = body.translate(table)
-    if all(c != o or not c.isalnum() for c, o in zip(converted, body)) or len(body) == 1 and converted != body:
-        return converted
-    return ("^" if m.group(1) == "^" else "_") + (body if len(body) == 1 else f"({body})")
-
-
-def _math(body: str) -> str:
-    body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), body)
-    for _ in range(3):  # nested fonts: \mathbf{\text{x}}
-        body = _FONT.sub(r"\1", body)
-    body = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), body)
-    body = _SCRIPT.sub(_scripted, body)
-    return body.replace("{", "").replace("}", "").replace("~", " ")
-
-
-def readable(text: str) -> str:
-    """LaTeX as people read it: `$\\beta$-DPO` → `β-DPO`, `$O(n^2)$` → `O(n²)`; other text unchanged.
-
-    For display only (Discord and the terminal); stored text and JSON keep the source.
-    """
-    if "\\" not in text and "$" not in text:
-        return text
-    text = _MATH.sub(lambda m: _math(m.group(1)), text)
-    for _ in range(2):
-        text = _FONT.sub(r"\1", text)
-    return re.sub(r"\\([%&_#$])", r"\1", text)
-
-
-def clean_question(text: str) -> str:
-    """A question as typed, without invisible format characters (zero-width, bidi controls, BOM) and extra space.
-
-    A question made only of such characters is empty.
-    """
-    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split())

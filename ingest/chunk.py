@@ -1,4 +1,4 @@
-"""Sentence splitting with character spans, and sentence-aligned chunks with overlap.
+"""Sentence-aligned chunks with overlap (sentences come from the shared toolkit, paperbot/text.py).
 
 Chunks are sized for the embedding model's window (all-MiniLM-L6-v2 reads 256
 word pieces and truncates the rest), so no text is silently dropped: a chunk
@@ -13,19 +13,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# A sentence ends at . ! or ? followed by space and an upper-case letter, digit,
-# quote, bracket or TeX/markdown opener; common abbreviations do not end one.
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[\\$*_`])")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|No|Dr|Mr|Ms))\.$")
+from paperbot.text import Span, split_sentences
 
 DEFAULT_MAX_TOKENS = 200
 DEFAULT_OVERLAP = 1
-
-
-@dataclass(frozen=True)
-class Span:
-    start: int
-    end: int
 
 
 @dataclass(frozen=True)
@@ -34,28 +25,6 @@ class Chunk:
     start: int
     end: int
     text: str
-
-
-def split_sentences(text: str) -> list[Span]:
-    """Spans of the sentences of `text`; text[span.start:span.end] is verbatim and stripped."""
-    spans: list[Span] = []
-    start = 0
-    for m in _BOUNDARY.finditer(text):
-        if _ABBREV.search(text[start:m.start()]) or len(text[start:m.start()].strip()) < 3:
-            continue
-        spans.append(_strip(text, start, m.end()))
-        start = m.end()
-    if text[start:].strip():
-        spans.append(_strip(text, start, len(text)))
-    return [s for s in spans if s.end > s.start]
-
-
-def _strip(text: str, start: int, end: int) -> Span:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return Span(start, end)
 
 
 def approx_tokens(text: str) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from paperbot.text import sentences as split_sentences
+
 MAX_LABEL_CHARS = 60
 
 # Acronyms that name a field or a baseline rather than the paper's own method.
@@ -33,7 +35,6 @@ _WRAPPERS = [
 ]
 _FIRST = re.compile(r"\s+(?:(?:a|an|the|our|new|novel)\s+)?([A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*)(?![\w+-])(?!\s+[A-Z])(\s+\()?")
 _LINK = re.compile(r"https?://[^\s<>\"')\]}]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(\[])")
 
 
 def _plain(text: str) -> str:
@@ -52,7 +53,7 @@ def _is_name(token: str) -> bool:
 
 def derive_label(abstract: str) -> str:
     text = _plain(abstract)
-    sentences = _SENTENCE.split(text)
+    sentences = split_sentences(text) or [text]
     contrib = [s for s in sentences if _CONTRIB.search(s)]
     # "We propose/introduce ..." sentences name the method more often than "we study ...".
     contrib.sort(key=lambda s: not _STRONG.search(_CONTRIB.search(s).group(0)))

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ingest.chunk import Chunk, chunk_text, split_sentences
+from ingest.chunk import Chunk, chunk_text
 from ingest.embed import Embedder
 from ingest.parse import discover, read_file, supplement_paper, with_abstract
 from ingest.store import Store
@@ -33,6 +33,7 @@ from paperbot.records import (
     indexed_text,
     is_complete,
 )
+from paperbot.text import split_sentences
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from paperbot.text import content_words as text_content_words
+from paperbot.text import split_sentences
 from retrieval.types import Quote
 
 MAX_TURNS = 6  # earlier turns a follow-up may lean on
 MAX_HISTORY_CHARS = 2000  # of earlier questions, newest kept first
-MAX_QUERY_CHARS = 300
+MAX_QUERY_CHARS = 300  # of a query made from a conversation (or a rewrite by the LLM: retrieval/qa.py)
 
 
 @dataclass(frozen=True)
@@ -74,17 +76,16 @@ _ELLIPSIS_START = re.compile(r"^\s*(?:and|also|or|but|plus|what\s+about|how\s+ab
                              r"what\s+of|same\s+(?:for|with)|now\s+for|only|just|any|anything|ones?)\b[\s,]*", re.IGNORECASE)
 _WH = re.compile(r"^\s*(?:who|what|which|when|where|why|how|is|are|do|does|did|can|could|should|would|will|"
                  r"list|show|find|give|tell|explain|summari[sz]e|compare)\b", re.IGNORECASE)
-_WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset(
-    "a an the of to in for on and or with how what which who why when where do does did is are was were can could "
-    "should would will be been by from about that this these those than into any some there their it its as at "
-    "paper papers one ones me tell more show explain please also just only compare between versus vs difference "
-    "differences work works result results source sources number first second third fourth fifth last them they "
-    "use uses used using describe summarize summarise".split())
+# Words that point at earlier answers or frame a request; with the toolkit's stopwords, never a topic.
+REFERENCE_WORDS = frozenset(
+    "paper papers one ones tell more show explain please compare versus vs difference differences work works result "
+    "results source sources number first second third fourth fifth last use uses used using describe summarize "
+    "summarise".split())
 
 
-def content_words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and not w.isdigit()]
+def content_words(text: str) -> set[str]:
+    """The stems of the topic words of `text` (numbers are references, not topics)."""
+    return {w for w in text_content_words(text, ignore=REFERENCE_WORDS) if not w.isdigit()}
 
 
 def bounded(history: Sequence[Turn], max_turns: int = MAX_TURNS, max_chars: int = MAX_HISTORY_CHARS) -> list[Turn]:
@@ -181,20 +182,14 @@ def _resolve(question: str, history: Sequence[Turn], earlier: str) -> FollowUp:
 
 # -- quoting a named paper that retrieval did not rank ---------------------------------------
 
-_SENTENCE = re.compile(r"[^.!?。！？]+(?:[.!?。！？]+|$)")
-
-
 def best_sentence(abstract: str, query: str) -> Quote:
     """The abstract's sentence sharing the most words with `query` (the first on a tie), verbatim."""
     want = set(content_words(query))
     best: Quote | None = None
     best_score = -1
-    for m in _SENTENCE.finditer(abstract):
-        text = m.group(0).strip()
-        if not text:
-            continue
-        start = abstract.index(text, m.start())
-        score = len(want & set(content_words(text)))
+    for span in split_sentences(abstract):
+        text = abstract[span.start:span.end]
+        score = len(want & content_words(text))
         if score > best_score:
-            best, best_score = Quote(text, start, start + len(text)), score
+            best, best_score = Quote(text, span.start, span.end), score
     return best or Quote(abstract, 0, len(abstract))

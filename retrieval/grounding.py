@@ -26,16 +26,21 @@ replies of small real models and on scripted good answers (docs/llm.md).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from paperbot.language import guess_language
+from paperbot.text import content_words as text_content_words
+from paperbot.text import sentences as split_sentences
+from paperbot.text import words as _words
 from retrieval import prompts
 
 SUPPORT_THRESHOLD = 0.6  # calibrated: benchmarks/llm_grounding.py (docs/llm.md)
 RECITE_MARGIN = 0.25  # another passage must support a sentence this much better to take its citation
+LOOP_REPEATS = 4  # copies of one sentence that make a reply a loop (recorded loops: 8 to 20)
 MIN_WORDS = 3  # content words a checked sentence needs; shorter ones are filler ("Yes [1].")
 
 Embed = Callable[[list[str]], np.ndarray]  # texts → unit vectors, one row each
@@ -88,10 +93,6 @@ def strip_template(text: str) -> str:
             continue
         lines.append(_ANSWER_PREFIX.sub("", line))
     return "\n".join(lines)
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+", text.lower())
 
 
 _PROMPT_LINES = [set(_words(line)) for line in (prompts.SYSTEM + "\n" + prompts.USER).split("\n")
@@ -149,56 +150,23 @@ def remove_echo(text: str, passages: Sequence[Passage]) -> tuple[str, int]:
 
 # -- sentences --------------------------------------------------------------------------------
 
-_SENTENCE = re.compile(r".+?(?:[.!?](?:\s*\[\d{1,3}\])*(?=\s|$)|[。！？](?:\s*\[\d{1,3}\])*|\n|$)", re.S)
-_ABBREVIATIONS = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|approx|resp)\.|\b[A-Z]\.)$")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences with the citations that follow them; lines are sentences too."""
-    out: list[str] = []
-    pending = ""
-    for m in _SENTENCE.finditer(text):
-        piece = m.group(0)
-        if not piece.strip():
-            if pending.strip():
-                out.append(pending.strip())
-            pending = ""
-            continue
-        pending += piece
-        if _ABBREVIATIONS.search(pending.rstrip()) and not piece.endswith("\n"):
-            continue
-        out.append(pending.strip())
-        pending = ""
-    if pending.strip():
-        out.append(pending.strip())
-    return [s for s in out if s]
-
-
 def _normalized(sentence: str) -> str:
     return " ".join(_words(_CITE.sub(" ", sentence)))
 
 
 # -- support ----------------------------------------------------------------------------------
 
-STOPWORDS = frozenset(
-    "a an the of to in for on and or with by from as at is are was were be been being it its this that these those "
-    "we our us they their them which who whom what when where why how than then there here such also into onto over "
-    "under about between among can could should would will may might must do does did done has have had having not no "
-    "nor but if so both each all any some more most other only own same very just via using use used based while "
-    "paper papers passage passages approach method methods propose proposes proposed introduce introduces show shows "
-    "work study studies new one two three first second answer question".split())
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return word
+# Words any sentence about papers may use: they support nothing by themselves.
+GENERIC_WORDS = frozenset(
+    "using use used based paper papers passage passages approach method methods propose proposes proposed introduce "
+    "introduces show shows work study studies new one two three first second answer question".split())
 
 
 def content_words(text: str, latin_only: bool = False) -> set[str]:
-    words = re.findall(r"[a-z0-9]+", _CITE.sub(" ", text.lower())) if latin_only else _words(_CITE.sub(" ", text))
-    return {_stem(w) for w in words if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS}
+    """The toolkit's content words, less the generic ones; `latin_only` keeps Latin-script ones (names, terms,
+    numbers a sentence in another language shares with an English passage)."""
+    found = text_content_words(text, ignore=GENERIC_WORDS)
+    return {w for w in found if w.isascii()} if latin_only else found
 
 
 @dataclass(frozen=True)
@@ -213,7 +181,7 @@ class Passage:
 
     @classmethod
     def of(cls, n: int, label: str, text: str) -> Passage:
-        sentences = tuple(s for s in (p.strip() for p in re.split(r"(?<=[.!?])\s+|\s…\s", text)) if s)
+        sentences = tuple(s for part in text.split(" … ") for s in split_sentences(part))
         return cls(n, label, text, sentences or (text,), frozenset(content_words(label + " " + text)))
 
 
@@ -255,14 +223,16 @@ def ground_reply(text: str, passages: Sequence[Passage], embed: Embed | None = N
     body = _PLACEHOLDER.sub("", body)
     g.count("placeholder", placeholders)
     by_n = {p.n: p for p in passages}
-    sentences = split_sentences(body)
+    sentences = split_sentences(body, lines=True)
+    # A repeated sentence is shown once; one said LOOP_REPEATS times or more is a weak model's loop: every copy goes.
+    keys = [_normalized(s) for s in sentences]
+    said = Counter(k for k in keys if k)
     seen: set[str] = set()
     unique: list[str] = []
-    for s in sentences:
-        key = _normalized(s)
+    for s, key in zip(sentences, keys):
         if not key:
             continue
-        if key in seen:
+        if key in seen or said[key] >= LOOP_REPEATS:
             g.count("repeated")
             continue
         seen.add(key)

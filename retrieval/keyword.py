@@ -14,9 +14,10 @@ import math
 import re
 from array import array
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 
 import numpy as np
+
+from paperbot.text import BM25_STOPWORDS, stem_function
 
 log = logging.getLogger(__name__)
 
@@ -26,23 +27,9 @@ _TOKEN = re.compile(r"\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:[-'][^\W_]+)*|[^\W_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
 def tokenize(text: str) -> list[str]:
     """Lower-cased, stemmed word tokens plus whole compounds and numbers."""
-    stem, stop = _stemmer().stemWord, _stopwords()
+    stem, stop = stem_function(), BM25_STOPWORDS
     out: list[str] = []
     for word in _TOKEN.findall(text.lower()):
         out.extend(_tokens_of(word, stem, stop))
@@ -166,7 +153,7 @@ class KeywordBuilder:
     def add(self, text: str) -> None:
         """Index one chunk's text: the ids of `tokenize(text)`."""
         ids_of, vocab = self._ids_of, self._vocab
-        stem, stop = _stemmer().stemWord, _stopwords()
+        stem, stop = stem_function(), BM25_STOPWORDS
         ids: list[int] = []
         for word in _TOKEN.findall(text.lower()):
             found = ids_of.get(word)

@@ -21,8 +21,8 @@ from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
-from retrieval.view import view_file
 from retrieval.types import SearchResult, Similar
+from retrieval.view import view_file
 
 log = logging.getLogger(__name__)
 

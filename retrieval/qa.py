@@ -37,10 +37,11 @@ from typing import Any
 from paperbot import messages
 from paperbot.errors import LLMError
 from paperbot.language import guess_language, looks_english, message_language
+from paperbot.text import sentences, split_sentences, strip_control
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
 from retrieval.filters import Filters
-from retrieval.followup import FollowUp, Turn, best_sentence, resolve
+from retrieval.followup import MAX_QUERY_CHARS, FollowUp, Turn, best_sentence, resolve
 from retrieval.grounding import Embed, Grounding, Passage, ground_reply, strip_template
 from retrieval.library import Library
 from retrieval.llm import LLMClient
@@ -51,7 +52,6 @@ log = logging.getLogger(__name__)
 __all__ = ["answer_question", "rewrite_query", "validate_answer", "looks_english", "sanitize", "MAX_ANSWER_CHARS"]
 
 MAX_ANSWER_CHARS = 4000  # the default bound on an LLM answer; front ends may ask for less
-MAX_QUERY_CHARS = 300
 MIN_QUERY_CHARS = 3
 MAX_QUERY_WORDS = 24  # a longer reply is an answer or a ramble, not a search query
 REWRITE_MAX_TOKENS = 64
@@ -285,8 +285,8 @@ def rewrite_problem(reply: str) -> str | None:
         return "too long"
     if not re.search(r"[A-Za-z]{2}", query):
         return "no English words"
-    sentences = [" ".join(s.lower().split()) for s in re.split(r"(?<=[.!?])\s+", query) if s.strip()]
-    if len(sentences) != len(set(sentences)):
+    said = [" ".join(s.lower().split()) for s in sentences(query)]
+    if len(said) != len(set(said)):
         return "a repeated sentence"
     words = re.findall(r"\w+", query.lower())
     if len(words) >= 4 and len(set(words)) <= len(words) // 2:
@@ -295,7 +295,7 @@ def rewrite_problem(reply: str) -> str | None:
         return "not English"
     if _CHATTY.search(query):
         return "an answer, not a query"
-    if len(re.findall(r"[.!?](?:\s|$)", query)) > 1:
+    if len(said) > 1:
         return "more than one sentence"
     if query.endswith(".") and len(query.split()) > 12:
         return "a statement, not a query"
@@ -319,14 +319,13 @@ _REF_DEF = re.compile(r"^\s*\[[^\]\n]+\]:\s*\S+.*$", re.M)
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto|discord):[^>\s]*>", re.I)
 _URL = re.compile(r"\b(?:(?:https?|ftp|discord)://|www\.)[^\s<>()\[\]]+", re.I)
 _INVITE = re.compile(r"\b(?:discord\.gg|discord(?:app)?\.com/invite)/\S+", re.I)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def sanitize(text: str) -> str:
     """Model text made plain: no links or images, no control characters."""
-    text = _CONTROL.sub("", text)
+    text = strip_control(text)
     text = _IMAGE.sub(lambda m: m.group(1), text)
     text = _LINK.sub(lambda m: f"[{m.group(1)}]" if m.group(1).strip().isdigit() else m.group(1), text)
     text = _REF_DEF.sub("", text)
@@ -370,13 +369,16 @@ def _bound(text: str, limit: int) -> str:
     return cut + "…"
 
 
-_SENTENCE_END = re.compile(r"(?:[.!?](?:[ \t]*\[\d+\])*(?=\s|$)|[。！？](?:[ \t]*\[\d+\])*|\n)")
+_ENDED = re.compile(r"[.!?。！？][\"')\]”’]*(?:\s*\[\d{1,3}\])*$")
 
 
 def _complete_sentences(text: str) -> str:
     """`text` up to its last complete sentence (with the citations that follow it), if it has one."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text.rstrip())]
-    return text[: ends[-1]] if ends and ends[-1] > 0 else text
+    spans = split_sentences(text.rstrip(), lines=True)  # a line ended by a line break is complete too
+    complete = [s for s in spans if _ENDED.search(text[s.start:s.end]) or text[s.end:].lstrip(" \t")[:1] == "\n"]
+    if not complete or complete[-1] is spans[-1]:
+        return text
+    return text[: complete[-1].end]
 
 
 def _strip_thinking(text: str) -> str:

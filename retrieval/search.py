@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ingest.chunk import chunk_text, split_sentences
+from ingest.chunk import chunk_text
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, indexed_text, paper_id_of
 from paperbot.settings import RetrievalSettings
+from paperbot.text import split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Hit, Quote, SearchResult, Similar

@@ -31,11 +31,11 @@ import tempfile
 import threading
 import time
 import zlib
-from typing import get_args, get_origin, get_type_hints
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import astuple, fields, is_dataclass
 from pathlib import Path
+from typing import get_args, get_origin, get_type_hints
 
 import numpy as np
 

@@ -37,11 +37,12 @@ from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.translate import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
 from bot.runtime import Services, open_services
-from bot.text import clean_question, without_llm_prefix
+from bot.text import without_llm_prefix
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.settings import Settings
+from paperbot.text import clean_question
 from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
 from retrieval.qa import answer_question, search_follow_up

@@ -13,10 +13,10 @@ from bot.app import messages as bot_messages
 from bot.app.checks import admins_only, lookup_limited, rate_limited
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
 from bot.app.views import SEARCH_DEPTH, list_view, new_key, search_view, view_for_answer
-from bot.text import clean_question
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
+from paperbot.text import clean_question
 from retrieval.filters import Filters, no_match_notice
 
 if TYPE_CHECKING:

@@ -18,9 +18,10 @@ import discord
 
 from bot import text
 from bot.app import messages as bot_messages
-from bot.text import readable, slot_line
+from bot.text import slot_line
 from paperbot import messages
 from paperbot.records import Paper
+from paperbot.text import readable, strip_control
 from retrieval.filters import fold
 from retrieval.types import Answer, Hit, SearchResult, Similar
 
@@ -47,7 +48,6 @@ COLOUR_INFO = 0x3A6EA5
 
 _ELLIPSIS = "…"
 _MENTION_LIKE = re.compile(r"<(@[!&]?|#)(\d+)>")
-_SAFE_URL = re.compile(r"https?://[^\s<>\"'`]+")
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,6 @@ class Page:
 # -- text primitives -------------------------------------------------------------------
 
 
-# Bidirectional controls (embeddings, overrides, isolates) would let echoed text reorder what follows it.
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
 
 
@@ -93,7 +91,7 @@ def escape(text: str) -> str:
 
     Mention syntax (users, roles, channels) is broken up whatever the id looks like, so nothing reads as one.
     """
-    text = discord.utils.escape_mentions(discord.utils.escape_markdown(_BIDI.sub("", text)))
+    text = discord.utils.escape_mentions(discord.utils.escape_markdown(strip_control(text)))
     return _MENTION_LIKE.sub(lambda m: f"<{m.group(1)}\u200b{m.group(2)}>", text)
 
 
@@ -223,21 +221,15 @@ def _quote(text: str) -> str:
 
 def title_of(paper: Paper) -> str:
     """The paper's title as it reads (LaTeX rendered), or the derived label of an untitled abstract; escaped."""
-    return escape(readable(paper.title or paper.label))
+    return escape(text.paper_title(paper))
 
 
-def link_of(paper: Paper) -> str:
-    """The paper's page (OpenReview forum, else the conference site), when it is a usable web address."""
-    for url in (paper.url, paper.site_url):
-        if _SAFE_URL.fullmatch(url or "") and len(url) <= 500:
-            return url.replace("(", "%28").replace(")", "%29")
-    return ""
+link_of = text.paper_link
 
 
 def detail_line(paper: Paper) -> str:
     """Where the paper comes from and what it is: file and position, type, track, area, link."""
-    parts = [escape(paper.where)]
-    parts += [escape(v) for v in (paper.presentation, paper.track, paper.area) if v]
+    parts = [escape(v) for v in text.paper_details(paper)]
     url = link_of(paper)
     if url:
         parts.append(f"[{'OpenReview' if 'openreview.net' in url else 'paper'}]({url})")
@@ -351,7 +343,7 @@ def paper_pages(paper: Paper, lang: str = "en") -> list[Page]:
         fields.append(Field("TL;DR", escape(clip(readable(paper.tldr), FIELD_VALUE - 50))))
     if paper.venue:
         fields.append(Field("Venue", escape(paper.venue)))
-    links = [u for u in (paper.url, paper.pdf_url, paper.site_url, *paper.links) if _SAFE_URL.fullmatch(u or "")]
+    links = [u for u in map(text.safe_url, (paper.url, paper.pdf_url, paper.site_url, *paper.links)) if u]
     if links:
         fields.append(Field("Links", "\n".join(dict.fromkeys(links))))
     fields.append(Field("Details", f"{escape(paper.where)} · `{paper.paper_id}`"))
@@ -446,7 +438,7 @@ def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
     out = []
     for _, _, p in scored[:CHOICES]:
         after = p.authors[0] + (" et al." if len(p.authors) > 1 else "") if p.authors else p.where
-        name = clip(_BIDI.sub("", f"{readable(p.title or p.label)} — {after}"), CHOICE_NAME)
+        name = clip(strip_control(f"{readable(p.title or p.label)} — {after}"), CHOICE_NAME)
         out.append((name, p.paper_id[:CHOICE_VALUE]))
     return out
 

@@ -248,6 +248,6 @@ def test_autocomplete_shows_titles_and_matches_without_accents():
     ("plain", "plain"),
 ])
 def test_latex_reads_well(source, shown):
-    from bot.text import readable
+    from paperbot.text import readable
 
     assert readable(source) == shown

@@ -12,8 +12,9 @@ from bot.app import client, errors
 from bot.app import messages as bot_messages
 from bot.app.embeds import escape
 from bot.harness import BOT_ROLE_ID, CHANNEL_ID, Harness
-from bot.text import clean_question, duration
+from bot.text import duration
 from paperbot import messages
+from paperbot.text import clean_question
 from tests.bot.limits import assert_calls_ok, visible_text
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest.chunk import approx_tokens, chunk_text, split_sentences
+from ingest.chunk import approx_tokens, chunk_text
+from paperbot.text import split_sentences
 
 
 @pytest.mark.parametrize(

@@ -291,7 +291,7 @@ def sentence_spans(lib: Library) -> dict[str, list[tuple[int, int]]]:
 
 
 def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question(lib, tmp_path):
-    from ingest.chunk import split_sentences
+    from paperbot.text import split_sentences
 
     lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
     expected = {p.paper_id: [(s.start, s.end) for s in split_sentences(p.abstract)] for p in lib.papers()}

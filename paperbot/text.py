@@ -1,0 +1,212 @@
+"""One toolkit for text, shared by ingest, retrieval and every front end.
+
+    split_sentences(text)   verbatim sentence spans (abstracts and replies alike; 。！？ end sentences too)
+    sentences(text)         the sentences' texts
+    words(text)             lower-cased word tokens (letters and digits; a run of CJK characters is one token)
+    stem(word)              the Snowball English stem (PyStemmer), what BM25 and every word comparison use
+    STOPWORDS               English function words, dropped wherever content is compared
+    BM25_STOPWORDS          the shorter list the keyword index drops (Lucene's, as bm25s uses)
+    content_words(text)     the stems of the words that carry meaning
+    readable(text)          LaTeX as people read it (`$\\beta$-DPO` → `β-DPO`), for display only
+    strip_control(text)     no control characters, terminal escape sequences or bidirectional controls
+    clean_question(text)    a question as typed, without invisible format characters and extra space
+
+A threshold calibrated on one splitter or stemmer means nothing under another: nothing else in
+paperbot splits sentences, stems words or keeps a stopword list of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+# -- sentences ----------------------------------------------------------------------------------
+
+# A sentence ends at . ! or ? followed by citation markers, closing quotes or brackets, space, and an upper-case
+# letter, digit, quote, bracket, TeX/markdown opener or a CJK character; 。！？ end one whatever follows.
+_BOUNDARY = re.compile(
+    r"(?<=[.!?])(?:\s*\[\d{1,3}\])*[\"')\]”’]*\s+(?=[A-Z0-9\"'(\[\\$*_`“‘\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])"
+    r"|(?<=[。！？])(?:\s*\[\d{1,3}\])*[”’」』）)]*\s*(?=\S)")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|No|Dr|Mr|Ms))\.$")
+MIN_SENTENCE_CHARS = 3
+
+
+@dataclass(frozen=True)
+class Span:
+    """text[start:end] of the text it was found in."""
+
+    start: int
+    end: int
+
+
+def split_sentences(text: str, *, lines: bool = False) -> list[Span]:
+    """Spans of the sentences of `text`; text[span.start:span.end] is verbatim and stripped.
+
+    Citation markers after a sentence's full stop ("… fine-tuning. [1] Then …") stay with it.
+    With `lines`, a line break ends a sentence too (a model's reply writes lists one item a line).
+    """
+    if lines:
+        out: list[Span] = []
+        offset = 0
+        for line in text.split("\n"):
+            out += [Span(s.start + offset, s.end + offset) for s in split_sentences(line)]
+            offset += len(line) + 1
+        return out
+    spans: list[Span] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        before = text[start:m.start()]
+        if _ABBREV.search(before) or len(before.strip()) < MIN_SENTENCE_CHARS:
+            continue
+        spans.append(_strip(text, start, m.end()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append(_strip(text, start, len(text)))
+    return [s for s in spans if s.end > s.start]
+
+
+def sentences(text: str, *, lines: bool = False) -> list[str]:
+    """The sentences of `text` as strings (see `split_sentences`)."""
+    return [text[s.start:s.end] for s in split_sentences(text, lines=lines)]
+
+
+def _strip(text: str, start: int, end: int) -> Span:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return Span(start, end)
+
+
+# -- words, stems, stopwords ----------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+")
+_CITATION = re.compile(r"\[\d{1,3}\]")
+
+# English function words: never what a sentence or a question is about.
+STOPWORDS = frozenset(
+    "a an the of to in for on and or with by from as at is are was were be been being it its this that these those "
+    "we our us they their them which who whom what when where why how than then there here such also into onto over "
+    "under about between among can could should would will may might must do does did done has have had having not "
+    "no nor but if so both each all any some more most other only own same very just via while i you your he she "
+    "his her my me".split())
+# What the keyword index drops: Lucene's short English list (bm25s's), on which its calibration was measured.
+BM25_STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they "
+    "this to was will with".split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case word ("generations" → "generat", "answers" → "answer")."""
+    return _stemmer().stemWord(word)
+
+
+def stem_function():
+    """The stemmer's bound method, for loops that stem many words (the keyword index)."""
+    return _stemmer().stemWord
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words: runs of letters and digits (no punctuation, no underscores)."""
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str, *, ignore: frozenset[str] = frozenset()) -> set[str]:
+    """The stems of the words of `text` that carry meaning: no stopwords, no citation markers, no single letters.
+
+    `ignore` holds further (unstemmed) words a caller treats as framing ("paper", "compare", …).
+    """
+    out = set()
+    for w in words(_CITATION.sub(" ", text)):
+        if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS and w not in ignore:
+            out.add(stem(w))
+    return out
+
+
+# -- control characters ---------------------------------------------------------------------------------
+
+# Terminal escape sequences (CSI, OSC with its BEL/ST terminator, two-character escapes), then any C0/C1
+# control but tab and newline, DEL, and the bidirectional controls that reorder what follows them.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_control(text: str) -> str:
+    """`text` without control characters, terminal escape sequences or bidirectional controls (\\n and \\t kept)."""
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+def clean_question(text: str) -> str:
+    """A question as typed, without invisible format characters (zero-width, bidi controls, BOM), control
+    characters and extra space. A question made only of such characters is empty."""
+    text = strip_control(text)
+    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split())
+
+
+# -- LaTeX in titles and abstracts, as readable text ---------------------------------------------------
+
+_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
+          "upsilon phi chi psi omega").split()
+_SYMBOLS = {
+    **{name: chr(0x3B1 + i + (1 if i >= 17 else 0)) for i, name in enumerate(_GREEK)},
+    **{name.capitalize(): chr(0x391 + i + (1 if i >= 17 else 0)) for i, name in enumerate(_GREEK)},
+    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "varsigma": "ς", "ell": "ℓ",
+    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…", "leq": "≤", "le": "≤", "geq": "≥",
+    "ge": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
+    "infty": "∞", "pm": "±", "mp": "∓", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆", "cup": "∪",
+    "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "Σ", "prod": "Π",
+    "int": "∫", "sqrt": "√", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒",
+    "leftrightarrow": "↔", "mapsto": "↦", "log": "log", "exp": "exp", "max": "max", "min": "min",
+    "arg": "arg", "top": "⊤", "star": "⋆", "circ": "∘", "ast": "∗", "%": "%", "&": "&", "_": "_", "#": "#",
+    "{": "{", "}": "}", ",": " ", ";": " ", "quad": " ", "qquad": " ", "!": "", " ": " ",
+}
+_BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+_SUPER = str.maketrans("0123456789+-=()nTi", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿᵀⁱ")
+_SUB = str.maketrans("0123456789+-=()aeiojkntx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒⱼₖₙₜₓ")
+_MATH = re.compile(r"(?<![\\A-Za-z_])\$\$?(?!\s)(.+?)(?<![\s\\])\$\$?(?!\d)", re.S)
+_FONT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|textsc|emph|mathrm|mathbf|mathit|mathsf|mathtt|"
+                   r"operatorname|boldsymbol|bm|mathcal|mathscr|mathfrak)\s*\{([^{}]*)\}")
+_BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
+_COMMAND = re.compile(r"\\([A-Za-z]+|[%&_#{},;! ])")
+_SCRIPT = re.compile(r"([\^_])(\{[^{}]*\}|[A-Za-z0-9+\-=])")
+
+
+def _scripted(m: re.Match) -> str:
+    body = m.group(2).strip("{}")
+    table = _SUPER if m.group(1) == "^" else _SUB
+    converted = body.translate(table)
+    if all(c != o or not c.isalnum() for c, o in zip(converted, body)) or len(body) == 1 and converted != body:
+        return converted
+    return ("^" if m.group(1) == "^" else "_") + (body if len(body) == 1 else f"({body})")
+
+
+def _math(body: str) -> str:
+    body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), body)
+    for _ in range(3):  # nested fonts: \mathbf{\text{x}}
+        body = _FONT.sub(r"\1", body)
+    body = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), body)
+    body = _SCRIPT.sub(_scripted, body)
+    return body.replace("{", "").replace("}", "").replace("~", " ")
+
+
+
+def readable(text: str) -> str:
+    """LaTeX as people read it: `$\\beta$-DPO` → `β-DPO`, `$O(n^2)$` → `O(n²)`, `4.2$\\times$` → `4.2×`.
+
+    For display only (Discord, the terminal, labels); stored text and JSON keep the source.
+    """
+    if "\\" not in text and "$" not in text:
+        return text
+    text = _MATH.sub(lambda m: _math(m.group(1)), text)
+    for _ in range(2):
+        text = _FONT.sub(r"\1", text)
+    return re.sub(r"\\([%&_#$])", r"\1", text)

@@ -1,0 +1,69 @@
+"""The shared text toolkit: one splitter, one stemmer, one stopword list, one cleaner for every layer."""
+
+from __future__ import annotations
+
+import pytest
+
+from paperbot.text import clean_question, content_words, readable, sentences, split_sentences, stem, strip_control
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("We find X [1]. Then Y [2][3]. Done.", ["We find X [1].", "Then Y [2][3].", "Done."]),
+        ("我们提出方法。它很好！最后", ["我们提出方法。", "它很好！", "最后"]),
+        ("It works [1]. 该方法很好[2]。", ["It works [1].", "该方法很好[2]。"]),
+        ("We use e.g. masks. Fine.", ["We use e.g. masks.", "Fine."]),
+        ("Accuracy is 87.43% on X. It rises.", ["Accuracy is 87.43% on X.", "It rises."]),
+        ("lower case after. the end", ["lower case after. the end"]),
+    ],
+)
+def test_sentences_keep_citations_and_know_cjk_punctuation(text, expected):
+    assert sentences(text) == expected
+    assert all(text[s.start:s.end] == t for s, t in zip(split_sentences(text), expected))
+
+
+def test_lines_end_sentences_when_asked():
+    reply = "- BMT masks weights [1]\n- ThinkSafe restores safety [2]"
+    assert sentences(reply) == [reply.replace("\n", "\n")]
+    assert sentences(reply, lines=True) == ["- BMT masks weights [1]", "- ThinkSafe restores safety [2]"]
+
+
+def test_stems_meet_across_word_forms_and_stopwords_never_count():
+    assert stem("answers") == stem("answer")
+    assert stem("generations") == stem("generation")
+    assert content_words("The answers of these models [1]") == {stem("answers"), stem("models")}
+    assert content_words("paper on masks", ignore=frozenset({"paper"})) == {stem("masks")}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("clear\x1b[2Jscreen", "clearscreen"),
+        ("title\x1b]0;pwned\x07 set", "title set"),
+        ("link \x1b]8;;https://evil.example\x1b\\here\x1b]8;;\x1b\\", "link here"),
+        ("nul\x00 and bell\x07", "nul and bell"),
+        ("bidi \u202eevil\u202c", "bidi evil"),
+        ("tab\tand\nnewline kept", "tab\tand\nnewline kept"),
+    ],
+)
+def test_control_characters_and_terminal_escapes_are_removed(text, expected):
+    assert strip_control(text) == expected
+
+
+def test_a_question_is_cleaned_of_invisible_and_control_text():
+    assert clean_question("  what\u200b is \x1b[31mBMT\x1b[0m?  ") == "what is BMT?"
+    assert clean_question("\u200b\u2060") == ""
+
+
+@pytest.mark.parametrize(
+    "source, shown",
+    [
+        (r"reduces training time by up to 4.2$\times$", "reduces training time by up to 4.2×"),
+        (r"$\beta$-DPO", "β-DPO"),
+        (r"$O(n^2)$ memory", "O(n²) memory"),
+        ("plain text stays", "plain text stays"),
+    ],
+)
+def test_latex_is_shown_as_people_read_it(source, shown):
+    assert readable(source) == shown
