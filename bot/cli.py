@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("ingest", help="ingest abstract files (.txt, .jsonl, .json, .csv) or folders of them")
     s.add_argument("paths", nargs="*", type=Path, help="files or folders (default: the configured corpus)")
+    s.add_argument("--strict", action="store_true",
+                   help="refuse a file at its first bad record (default: skip the record and report it)")
 
     s = sub.add_parser("search", help="find papers for a query")
     s.add_argument("query", nargs="?", help="the query; omit to read one query per line from stdin")
@@ -207,13 +209,17 @@ def _progress_bar(desc: str) -> Progress:
 def _report_bundled_ingest(summary: IngestSummary | None, settings: Settings) -> None:
     if summary is not None:
         print(f"paperbot: ingested {', '.join(map(str, settings.corpus))}: {summary.line()}", file=sys.stderr)
+        for note in summary.notes():
+            print(f"paperbot: {note}", file=sys.stderr)
 
 
 def cmd_ingest(args, settings: Settings) -> int:
     with open_library(settings) as lib:
-        summary = lib.ingest(args.paths or None, progress=_progress_bar("embedding"))
+        summary = lib.ingest(args.paths or None, progress=_progress_bar("embedding"), strict=args.strict)
     for d in summary.duplicates:
         print(f"paperbot: warning: duplicate abstract skipped: {d}", file=sys.stderr)
+    for note in summary.notes():
+        print(f"paperbot: {note}", file=sys.stderr)
     print(f"ingest: {summary.line()}")
     return 0
 

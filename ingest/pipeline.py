@@ -12,7 +12,7 @@ list) has its stored metadata updated in place, without embedding anything.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,7 @@ import numpy as np
 
 from ingest.chunk import Chunk, chunk_text
 from ingest.embed import Embedder
-from ingest.parse import discover, read_file, supplement_paper, with_abstract
+from ingest.parse import ParsedFile, UnreadableFile, discover_all, read_file, supplement_paper, with_abstract
 from ingest.store import Store
 from paperbot.records import (
     Paper,
@@ -44,6 +44,54 @@ EMBED_BATCH_PAPERS = 64
 Progress = Callable[[int, int], None]
 
 
+IGNORED_SHOWN = 8  # ignored field names listed per file; the rest are counted
+
+
+@dataclass
+class FileReport:
+    """What one corpus file gave, and what it held that was not used (for the ingest summary)."""
+
+    name: str
+    records: int = 0
+    papers: int = 0
+    skipped: list[str] = field(default_factory=list)  # failing records left out, with their reasons
+    title_only: list[str] = field(default_factory=list)  # failing records kept with their title only
+    decisions: Counter[str] = field(default_factory=Counter)  # not-accepted decisions skipped, as written
+    conflicts: list[str] = field(default_factory=list)  # repeated ids with a different abstract
+    ignored: Counter[str] = field(default_factory=Counter)  # fields no reader uses, with their counts
+    cleaned: int = 0  # records whose control characters were removed
+    path: str = ""
+
+    @classmethod
+    def of(cls, path: Path, parsed: ParsedFile) -> FileReport:
+        return cls(name=path.name, path=str(path), records=parsed.records, papers=len(parsed.papers) + len(parsed.abstracts),
+                   skipped=parsed.skipped, title_only=parsed.title_only, decisions=parsed.decisions,
+                   conflicts=parsed.conflicts, ignored=parsed.ignored, cleaned=parsed.cleaned)
+
+    def notes(self) -> list[str]:
+        """One line per kind of thing worth knowing about this file (empty when it was read whole)."""
+        out = []
+        if self.skipped or self.title_only:
+            counts = ", ".join(part for part in (f"{len(self.skipped)} records skipped" if self.skipped else "",
+                                                 f"{len(self.title_only)} kept with their title only"
+                                                 if self.title_only else "") if part)
+            first = (self.skipped + self.title_only)[0]
+            out.append(f"{self.name}: {counts} (first: {first.removeprefix(self.path).lstrip(': ')})")
+        if self.decisions:
+            out.append(f"{self.name}: {sum(self.decisions.values())} not accepted, skipped: "
+                       + ", ".join(f"{d} ×{n}" for d, n in self.decisions.most_common(IGNORED_SHOWN)))
+        if self.conflicts:
+            out.append(f"{self.name}: {len(self.conflicts)} repeated ids with a different abstract (the first is "
+                       f"kept): {self.conflicts[0]}")
+        if self.cleaned:
+            out.append(f"{self.name}: control characters removed from {self.cleaned} records")
+        if self.ignored:
+            shown = ", ".join(f"{k} ×{n}" for k, n in self.ignored.most_common(IGNORED_SHOWN))
+            rest = len(self.ignored) - IGNORED_SHOWN
+            out.append(f"{self.name}: ignored: {shown}" + (f" and {rest} more fields" if rest > 0 else ""))
+        return out
+
+
 @dataclass
 class IngestSummary:
     added: int = 0
@@ -56,6 +104,8 @@ class IngestSummary:
     duplicates: list[str] = field(default_factory=list)
     not_accepted: list[str] = field(default_factory=list)  # withdrawn or rejected submissions skipped
     sources: list[str] = field(default_factory=list)
+    files: list[FileReport] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # "path: why" for each file that could not be read
 
     def line(self) -> str:
         parts = [f"{self.added} added", f"{self.updated} updated", f"{self.removed} removed",
@@ -67,7 +117,19 @@ class IngestSummary:
             text += f"; {len(self.duplicates)} duplicate abstracts skipped"
         if self.not_accepted:
             text += f"; {len(self.not_accepted)} withdrawn or rejected submissions skipped"
+        skipped = sum(len(f.skipped) for f in self.files)
+        title_only = sum(len(f.title_only) for f in self.files)
+        if skipped:
+            text += f"; {skipped} bad records skipped"
+        if title_only:
+            text += f"; {title_only} bad records kept with their title only"
+        if self.unreadable:
+            text += f"; {len(self.unreadable)} files could not be read"
         return text
+
+    def notes(self) -> list[str]:
+        """The details behind `line`, one line each: files not read, records left out, fields ignored."""
+        return ([f"not read: {u}" for u in self.unreadable] + [n for f in self.files for n in f.notes()])
 
 
 class Loaded(NamedTuple):
@@ -75,17 +137,37 @@ class Loaded(NamedTuple):
     sources: list[str]  # file names
     duplicates: list[str]  # "b.txt #1 repeats a.txt #2"
     not_accepted: list[str]  # where each skipped withdrawn or rejected submission was
+    files: list[FileReport] = []
+    unreadable: list[str] = []  # "path: why" for each file that could not be read
 
 
-def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None) -> Loaded:
+def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None, strict: bool = False) -> Loaded:
     """Parse every file first (any error aborts before writing); drop repeated papers.
 
     Abstracts published apart from their program (an {id: abstract} file) are merged into
     the paper with that id, listed in these files or else already stored (`known`); an
-    abstract whose paper is listed nowhere is a paper of its own.
+    abstract whose paper is listed nowhere is a paper of its own. A file that cannot be read
+    at all (permissions, a broken link, a FIFO) is skipped and named, its stored papers kept;
+    with `strict` it is an error, as is any failing record.
     """
-    files = discover(list(paths))
-    parsed = [read_file(f) for f in files]
+    files, unreadable = discover_all(list(paths))
+    parsed: list[tuple[Path, ParsedFile]] = []
+    for f in files:
+        try:
+            parsed.append((f, read_file(f, strict=strict)))
+        except UnreadableFile as exc:
+            if strict:
+                raise
+            unreadable.append(str(exc))
+    if unreadable and (strict or not parsed):  # nothing else to ingest, or every file must be read
+        raise UnreadableFile(*unreadable[0].rsplit(": ", 1))
+    for where in unreadable:
+        log.warning("corpus file not read: %s", where)
+    for f, pf in parsed:
+        for problem in pf.skipped + pf.title_only:
+            log.warning("bad record: %s", problem)
+        for problem in pf.conflicts:
+            log.warning("repeated id: %s", problem)
     papers: list[Paper] = []
     index: dict[str, int] = {}
     duplicates: list[str] = []
@@ -93,15 +175,17 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None)
     def add(p: Paper) -> None:
         if p.paper_id in index:
             first = papers[index[p.paper_id]]
-            duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}")
+            differs = first.abstract and p.abstract and first.abstract != p.abstract
+            duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}"
+                              + (" (same id, different abstract; the first is kept)" if differs else ""))
             return
         index[p.paper_id] = len(papers)
         papers.append(p)
 
-    for pf in parsed:
+    for _, pf in parsed:
         for p in pf.papers:
             add(p)
-    for pf in parsed:
+    for _, pf in parsed:
         for s in pf.abstracts:
             if s.paper_id in index and papers[index[s.paper_id]].source != s.source:
                 papers[index[s.paper_id]] = with_abstract(papers[index[s.paper_id]], s.abstract)
@@ -109,7 +193,9 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None)
                 add(with_abstract(known[s.paper_id], s.abstract))
             else:
                 add(supplement_paper(s))
-    return Loaded(papers, [f.name for f in files], duplicates, [ref for pf in parsed for ref in pf.not_accepted])
+    return Loaded(papers, [f.name for f, _ in parsed], duplicates,
+                  [ref for _, pf in parsed for ref in pf.not_accepted],
+                  [FileReport.of(f, pf) for f, pf in parsed], unreadable)
 
 
 def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
@@ -131,6 +217,7 @@ def ingest(
     embedder: Embedder,
     progress: Progress | None = None,
     prune_sources: bool = True,
+    strict: bool = False,
 ) -> IngestSummary:
     """Bring the store in line with the papers in `paths`; return what changed.
 
@@ -138,8 +225,10 @@ def ingest(
     their files are removed; papers of other sources are never touched.
     """
     stored = _stored_state(store)
-    papers, sources, duplicates, not_accepted = load_papers(paths, known={pid: s.fields for pid, s in stored.items()})
-    summary = IngestSummary(duplicates=duplicates, not_accepted=not_accepted, sources=sources)
+    papers, sources, duplicates, not_accepted, files, unreadable = load_papers(
+        paths, known={pid: s.fields for pid, s in stored.items()}, strict=strict)
+    summary = IngestSummary(duplicates=duplicates, not_accepted=not_accepted, sources=sources, files=files,
+                            unreadable=unreadable)
     for d in duplicates:
         log.warning("duplicate abstract skipped: %s", d)
     if not_accepted:

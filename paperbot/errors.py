@@ -34,6 +34,7 @@ class InputError(PaperbotError):
     def __init__(self, source: str, problem: str, line: int | None = None) -> None:
         self.source = source
         self.line = line
+        self.problem = problem
         where = f"{source}:{line}" if line is not None else source
         super().__init__(f"{where}: {problem}")
 

@@ -16,7 +16,7 @@ INTERNAL_ERROR = "Something went wrong on our side; the details are in the log. 
 ABSTRACT_PENDING = "abstract not yet available"
 NO_PAPER_MATCHES = "No paper matches {filters}."
 NEAREST_VALUES = "Nearest {field} values: {values}."
-NO_VALUES = "No paper in the corpus has a {field} like that."
+NO_VALUES = "No {field} in the corpus is close to that."
 FILTERS_DISJOINT = "Each filter matches some papers, but no paper matches them all."
 
 # Why an answer is not the language model's (short: they end up in a footer; details go to the log).

@@ -78,12 +78,17 @@ class Library:
 
     # -- ingest --------------------------------------------------------------------
 
-    def ingest(self, paths: Iterable[Path] | None = None, progress: Progress | None = None) -> IngestSummary:
-        """Ingest `paths` (default: the configured corpus). One ingest at a time per process."""
+    def ingest(self, paths: Iterable[Path] | None = None, progress: Progress | None = None,
+               strict: bool = False) -> IngestSummary:
+        """Ingest `paths` (default: the configured corpus). One ingest at a time per process.
+
+        `strict` refuses a file at its first bad record (by default it is skipped and reported).
+        """
         if not self._ingest_lock.acquire(blocking=False):
             raise PaperbotError("an ingest is already running; wait for it to finish")
         try:
-            return ingest(list(paths or self.settings.corpus), self.store, self.embedder, progress=progress)
+            return ingest(list(paths or self.settings.corpus), self.store, self.embedder, progress=progress,
+                          strict=strict)
         finally:
             self._ingest_lock.release()
 

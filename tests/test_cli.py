@@ -178,3 +178,22 @@ def test_eval_reports_all_modes_on_a_beir_folder(tmp_path):
     assert report["ndcg@10"]["hybrid"] >= 0.8
     assert report["recall@100"]["hybrid"] == 1.0
     assert report["docs_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_ingest_names_ignored_fields_once_and_strict_refuses_a_bad_record(tmp_path):
+    lists = Path(__file__).parent / "data" / "lists"
+    proc = run(tmp_path, "ingest", str(lists / "generated-ml4ps2025.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("generated-ml4ps2025.json: ignored: poster_image_url ×40, award ×3") == 1
+    assert proc.stdout.startswith("ingest: 40 added")
+    good = {"title": "T", "abstract": "We study masking weights for fine-tuning large models in detail."}
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps([good, {"title": "U", "abstract": "tiny"}, dict(good, title="V")]), encoding="utf-8")
+    strict = run(tmp_path, "ingest", "--strict", str(mixed))
+    assert strict.returncode == 1 and "Traceback" not in strict.stderr
+    assert strict.stderr.strip().splitlines() == [f"paperbot: error: {mixed}: record 2: abstract is too short (4 characters)"]
+    lenient = run(tmp_path, "ingest", str(mixed))
+    assert lenient.returncode == 0, lenient.stderr
+    assert "; 1 bad records kept with their title only" in lenient.stdout
+    assert "mixed.json: 1 kept with their title only (first: record 2: abstract is too short" in lenient.stderr

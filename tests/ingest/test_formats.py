@@ -90,7 +90,8 @@ def test_abstracts_published_apart_are_merged_with_the_program(tmp_path, form):
                                                                      for k, v in mapping.items()])
     assert not read_file(abstracts).papers and len(read_file(abstracts).abstracts) == 3
     for paths in ([program, abstracts], [tmp_path / "c"]):  # same command, or the same folder
-        papers, sources, duplicates, _ = load_papers(paths)
+        loaded = load_papers(paths)
+        papers, duplicates = loaded.papers, loaded.duplicates
         assert len(papers) == 4 and duplicates == []
         beta = by_id(papers)["101"]
         assert beta.abstract == BETA["abstract"] and beta.source == "program.json"
@@ -134,7 +135,7 @@ def test_flat_records_with_the_new_fields(tmp_path):
 def test_anything_else_is_refused_naming_file_and_record(tmp_path, name, data, message):
     path = write_json(tmp_path / name, data)
     with pytest.raises(InputError) as err:
-        load_papers([path])
+        load_papers([path], strict=True)
     assert message in str(err.value)
     assert name in str(err.value)
 
@@ -152,8 +153,9 @@ def test_json_lines_record_error_names_its_line(tmp_path):
     path.write_text(json.dumps(shapes.note_v2(BETA)) + "\n" + json.dumps({"content": {"authors": {"value": []}}}) + "\n",
                     encoding="utf-8")
     with pytest.raises(InputError) as err:
-        parse_file(path)
+        parse_file(path, strict=True)
     assert err.value.line == 2 and "abstract is missing" in str(err.value)
+    assert [p.paper_id for p in parse_file(path)] == [BETA["id"]]  # by default the bad record is skipped
 
 
 def test_mixed_records_keep_their_order_and_distinct_positions(tmp_path):

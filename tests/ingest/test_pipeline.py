@@ -276,9 +276,15 @@ def test_a_bad_export_next_to_a_good_one_writes_nothing(lib, tmp_path):
     from tests import shapes
 
     good = shapes.write_json(tmp_path / "c" / "program.json", shapes.program())
-    bad = shapes.write_json(tmp_path / "c" / "notes.json", {"notes": [shapes.note_v2(shapes.PAPERS[0]), {"content": {}}]})
-    with pytest.raises(InputError, match=r"notes\.json: record 2: abstract is missing"):
+    bad = shapes.write_json(tmp_path / "c" / "notes.json",
+                            {"notes": [shapes.note_v2(shapes.PAPERS[0]), {"content": {}}, {"content": {}}]})
+    with pytest.raises(InputError, match=r"notes\.json: 2 of 3 records failed, so the file is refused: "
+                                         r"record 2: abstract is missing"):
         lib.ingest([good, bad])
+    assert lib.store.count() == 0
+    with pytest.raises(InputError, match=r"notes\.json: record 2: abstract is missing"):
+        lib.ingest([good, shapes.write_json(bad, {"notes": [shapes.note_v2(shapes.PAPERS[0]), {"content": {}}]})],
+                   strict=True)
     assert lib.store.count() == 0
 
 
