@@ -172,6 +172,8 @@ def render_message(message: dict, width: int = WIDTH) -> str:
             lines += wrap(unescape(f["value"]), indent="    ", width=width)
         if embed.get("footer"):
             lines += ["", unescape(embed["footer"]["text"])]
+    for a in message.get("attachments") or []:
+        lines += ["", f"[file: {a.get('filename')}, {a.get('size', 0)} bytes]"]
     labels = message_buttons(message)
     if labels:
         lines += ["", "  ".join(f"[{b}]" for b in labels)]

@@ -9,6 +9,7 @@
     │   └── StoreUnavailableError  the Chroma server cannot be reached (retry helps)
     ├── ModelError             the embedding model cannot be loaded
     ├── EmptyCorpusError       nothing to search and nothing to ingest
+    ├── UserDataError          the users' file (saved papers, watches) cannot be used, or a user's limit is hit
     └── LLMError               the LLM endpoint failed (callers fall back)
 
 Anything else escaping to a front end is a bug: the front end logs the traceback
@@ -60,6 +61,10 @@ class ModelError(PaperbotError):
 
 
 class EmptyCorpusError(PaperbotError):
+    pass
+
+
+class UserDataError(PaperbotError):
     pass
 
 

@@ -152,6 +152,15 @@ class Settings:
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     log_level: str = "INFO"
     log_dir: Path | None = None  # default: cache_dir
+    user_db: Path | None = None  # saved papers and watches; default: beside the store (see user_db_path)
+
+    @property
+    def user_db_path(self) -> Path:
+        """The users' SQLite file: PAPERBOT_USER_DB, else beside CHROMA_PATH, else (a server store) in the cache dir."""
+        if self.user_db is not None:
+            return self.user_db
+        folder = self.cache_dir if self.store.host else self.store.path.parent
+        return folder / "paperbot-users.sqlite3"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -223,6 +232,7 @@ class Settings:
             corpus=corpus,
             cache_dir=cache_dir,
             log_dir=e.path("PAPERBOT_LOG_DIR", cls.log_dir),
+            user_db=e.path("PAPERBOT_USER_DB", cls.user_db),
             log_level=e.choice("PAPERBOT_LOG_LEVEL", cls.log_level, ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
         )
 

@@ -36,6 +36,8 @@ from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.translate import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
+from bot.app.watcher import Watcher
+from bot.app.week import ITEMS as WEEK_ITEMS
 from bot.runtime import Services, open_services
 from bot.text import without_llm_prefix
 from paperbot import messages
@@ -43,8 +45,10 @@ from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.settings import Settings
 from paperbot.text import clean_question
+from paperbot.userdata import UserData, Watch
 from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
+from retrieval.plan import Plan, plan_for
 from retrieval.qa import answer_question, search_follow_up
 from retrieval.types import Answer, SearchResult, Similar
 
@@ -77,7 +81,7 @@ _NO_VOICE = _NoVoiceWarnings()
 
 
 class PaperBot(discord.Client):
-    def __init__(self, services: Services, *, sync_commands: bool = False) -> None:
+    def __init__(self, services: Services, *, sync_commands: bool = False, watch: bool = False) -> None:
         logging.getLogger("discord.client").addFilter(_NO_VOICE)  # same object: added once
         # Default intents: guilds, guild messages, DMs. Mentions and DMs carry their text without the
         # privileged message-content intent.
@@ -94,6 +98,11 @@ class PaperBot(discord.Client):
         self.reindexing = False
         self.reindex_done: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
         self.conversations = Conversations(self)
+        self.user_data: UserData | None = None  # saved papers and watches: opened in setup_hook
+        self.watcher = Watcher(self)
+        self.watch = watch  # check for new papers every watcher.poll seconds (`paperbot run`)
+        self._watch_task: asyncio.Task | None = None
+        self._background: set[asyncio.Task] = set()
         self._results: OrderedDict[str, Answer | SearchResult] = OrderedDict()
         self._shared: OrderedDict[int, None] = OrderedDict()
         self._papers: list[Paper] | None = None
@@ -110,9 +119,14 @@ class PaperBot(discord.Client):
     # -- lifecycle -----------------------------------------------------------------------
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(*ITEMS)  # every button works after a restart, whatever message it is on
+        self.add_dynamic_items(*ITEMS, *WEEK_ITEMS)  # every button works after a restart, whatever message it is on
         await self.tree.set_translator(PaperTranslator())  # command names and descriptions in Chinese too
         await self.papers()  # autocomplete answers from memory from the first keystroke
+        if self.user_data is None:
+            self.user_data = await asyncio.to_thread(UserData, self.settings.user_db_path)
+        await self.watcher.catch_up()  # papers an ingest added while the bot was down are queued for watches
+        if self.watch:
+            self._watch_task = asyncio.get_running_loop().create_task(self.watcher.loop(), name="paperbot-watches")
         if self.sync_commands:
             await self._sync_commands()
 
@@ -126,6 +140,24 @@ class PaperBot(discord.Client):
         else:
             synced = await self.tree.sync()
             log.info("synced %d global commands (Discord may take up to an hour to show them)", len(synced))
+
+    async def close(self) -> None:
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            self._watch_task = None
+        await super().close()
+
+    def in_background(self, coro) -> asyncio.Task:
+        """Run `coro` without waiting for it (kept referenced until it ends; errors are logged)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+        return task
+
+    def _background_done(self, task: asyncio.Task) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
 
     async def on_ready(self) -> None:
         log.info("logged in as %s (%s) in %d servers", self.user, getattr(self.user, "id", "?"), len(self.guilds))
@@ -188,6 +220,42 @@ class PaperBot(discord.Client):
 
             self._facets = await asyncio.to_thread(build)
         return self._facets
+
+    async def plan(self, text: str, k: int, day: str = "") -> Plan:
+        """The plan of the papers a topic (or a pasted abstract) finds."""
+        async with self.work:
+            return await asyncio.to_thread(plan_for, self.library, text, k, day)
+
+    # -- the users file: saved papers and watches ------------------------------------------------
+
+    async def save_papers(self, user_id: int, paper_ids: tuple[str, ...]) -> tuple[int, int]:
+        """Save papers for a user: (newly saved, papers in the list now)."""
+        new = await asyncio.to_thread(self.user_data.save, user_id, paper_ids)
+        return new, len(await asyncio.to_thread(self.user_data.saved, user_id))
+
+    async def saved_papers(self, user_id: int) -> list[Paper]:
+        """A user's saved papers that the store still holds, in the order they were saved."""
+        ids = await asyncio.to_thread(self.user_data.saved, user_id)
+        by_id = {p.paper_id: p for p in await self.papers()}
+        return [by_id[i] for i in ids if i in by_id]
+
+    async def unsave_paper(self, user_id: int, paper_id: str) -> bool:
+        return await asyncio.to_thread(self.user_data.unsave, user_id, paper_id)
+
+    async def clear_saved(self, user_id: int) -> int:
+        return await asyncio.to_thread(self.user_data.clear_saved, user_id)
+
+    async def forget_user(self, user_id: int) -> tuple[int, int]:
+        return await asyncio.to_thread(self.user_data.forget_user, user_id)
+
+    async def add_watch(self, user_id: int, topic: str, channel_id: int | str = "") -> Watch:
+        return await asyncio.to_thread(self.user_data.add_watch, user_id, topic, channel_id)
+
+    async def watches(self, user_id: int) -> list[Watch]:
+        return await asyncio.to_thread(self.user_data.watches, user_id)
+
+    async def remove_watch(self, user_id: int, watch_id: int) -> bool:
+        return await asyncio.to_thread(self.user_data.remove_watch, user_id, watch_id)
 
     async def search_follow_up(self, question: str, history: list[Turn]) -> SearchResult:
         """The search behind an answer to `question` in its conversation (to rebuild its sources)."""
@@ -323,7 +391,7 @@ def run_bot(settings: Settings) -> int:
 
     async def main() -> int:
         async with open_services(settings, ingest_if_empty=True, warm_up=True) as services:
-            bot = PaperBot(services, sync_commands=True)
+            bot = PaperBot(services, sync_commands=True, watch=True)
             async with bot:
                 try:
                     await bot.start(token)

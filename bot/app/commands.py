@@ -8,11 +8,18 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 
-from bot.app import embeds
+from bot.app import embeds, week
 from bot.app import messages as bot_messages
 from bot.app.checks import admins_only, lookup_limited, rate_limited
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
-from bot.app.views import SEARCH_DEPTH, list_view, new_key, search_view, view_for_answer
+from bot.app.views import (
+    SEARCH_DEPTH,
+    list_view,
+    new_key,
+    paper_view,
+    search_view,
+    view_for_answer,
+)
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
@@ -132,7 +139,8 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
         await interaction.response.send_message(bot_messages.PAPER_NOT_FOUND.format(query=f"“{embeds.escape(paper)}”"),
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
-    await respond(interaction, embeds.paper_pages(record, message_language(None, str(interaction.locale))))
+    await respond(interaction, embeds.paper_pages(record, message_language(None, str(interaction.locale))),
+                  view=paper_view(record.paper_id))
 
 
 @paper.autocomplete("paper")
@@ -278,6 +286,7 @@ async def reindex(interaction: discord.Interaction) -> None:
         await interaction.response.defer(thinking=True, ephemeral=True)
         summary = await asyncio.to_thread(bot.library.ingest)
         bot.forget_papers()
+        bot.in_background(bot.watcher.run_once())  # digests of the new papers, without delaying this answer
         done.set_result(summary)
     except Exception as exc:
         done.set_exception(exc)
@@ -292,5 +301,6 @@ async def reindex(interaction: discord.Interaction) -> None:
 
 
 def register(tree: app_commands.CommandTree) -> None:
-    for command in (ask, search, paper, author, area, similar, related, about, reindex, ask_about_message):
+    for command in (ask, search, paper, author, area, similar, related, about, reindex, ask_about_message,
+                    *week.COMMANDS):
         tree.add_command(command)

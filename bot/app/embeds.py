@@ -18,11 +18,12 @@ import discord
 
 from bot import text
 from bot.app import messages as bot_messages
-from bot.text import slot_line
+from bot.text import plan_slot_heading, slot_line
 from paperbot import messages
 from paperbot.records import Paper
 from paperbot.text import readable, strip_control
 from retrieval.filters import fold
+from retrieval.plan import Plan
 from retrieval.types import Answer, Hit, SearchResult, Similar
 
 # Discord's documented limits (characters).
@@ -381,6 +382,71 @@ def similar_pages(paper: Paper | None, similar: Sequence[Similar], heading: str)
     description = bot_messages.NO_RESULTS if not similar else ""
     return paginate(build_cards(title=clip(heading, TITLE), description=description, fields=fields,
                                 url=link_of(paper) if paper is not None else "", colour=COLOUR_INFO))
+
+
+# -- the conference week: plans and digests ---------------------------------------------------------
+
+
+def plan_page_count(plan: Plan) -> int:
+    return max(1, len(plan.days()))
+
+
+def plan_page(plan: Plan, page: int, lang: str = "en") -> Page:
+    """One day of a plan: each slot (time, session, place, clashes) with its papers, best first."""
+    days = plan.days()
+    pages = plan_page_count(plan)
+    page = min(max(page, 0), pages - 1)
+    lines: list[str] = []
+    if plan.abstained:
+        lines.append(messages.text("ABSTAIN", lang))
+    if not plan.slots:
+        day = messages.text("PLAN_EMPTY_DAY", lang, day=plan.day) if plan.day else ""
+        lines.append(messages.text("PLAN_EMPTY", lang, day=day))
+    else:
+        lines.append(messages.text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots)))
+    fields = []
+    shown = [s for s in plan.slots if days and s.day == days[page]]
+    if shown:
+        lines.append(f"**{escape(_day_name(shown[0], lang))}**")
+    for s in shown:
+        rows = []
+        for p in s.papers:
+            url = link_of(p.paper)
+            title = f"[{title_of(p.paper)}]({url})" if url else title_of(p.paper)
+            number = f"#{escape(p.poster_position.lstrip('#'))} · " if p.poster_position else ""
+            score = f" · score {p.score:.2f}" if p.score is not None else ""
+            rows.append(f"{number}{title}{score}")
+        fields.append(Field(escape(plan_slot_heading(s, lang)), "\n".join(rows)))
+    if plan.unscheduled and page == pages - 1:
+        titles = "; ".join(title_of(p.paper) for p in plan.unscheduled)
+        lines.append(messages.text("PLAN_UNSCHEDULED", lang, titles=clip(titles, 1000)))
+    cards = build_cards(title=clip(messages.text("PLAN_HEADING", lang, query=escape(plan.query)), TITLE),
+                        description="\n".join(lines), fields=fields, colour=COLOUR_INFO,
+                        footer=bot_messages.text("PLAN_FOOTER", lang, page=page + 1, pages=pages))
+    return paginate(cards)[0]
+
+
+def _day_name(slot, lang: str) -> str:
+    starts = slot.slot.starts
+    weekday = messages.text("WEEKDAYS", lang).split()[starts.weekday()]
+    return messages.text("PLAN_DAY", lang, weekday=weekday, date=starts.date().isoformat())
+
+
+def digest_pages(watch_id: int, topic: str, papers: Sequence[Paper], more: int, lang: str = "en") -> list[Page]:
+    """A watch's digest: the new matching papers (title, link, authors, slots), best first."""
+    lines = []
+    for n, p in enumerate(papers, start=1):
+        url = link_of(p)
+        title = f"[{title_of(p)}]({url})" if url else title_of(p)
+        extra = [escape(clip(p.authors_line, 120))] if p.authors else []
+        slots = slot_lines(p, lang)
+        lines.append("\n".join([f"**{n}.** {title}", *extra, *([slots] if slots else [])]))
+    if more:
+        lines.append(bot_messages.text("DIGEST_MORE", lang, more=more, topic=escape(topic)))
+    cards = build_cards(title=clip(bot_messages.text("DIGEST_TITLE", lang, topic=escape(topic)), TITLE),
+                        description="\n\n".join(lines), colour=COLOUR_ANSWER,
+                        footer=bot_messages.text("DIGEST_FOOTER", lang, id=watch_id))
+    return paginate(cards)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,34 @@ RELATED_EMPTY = "Paste some text (an abstract of your project), or attach a .txt
 RELATED_BAD_FILE = "Attach a UTF-8 .txt file of at most {kb} KB."
 SHARED_BY = "Shared by {user}"
 SCHEDULE = "When and where"
+SAVE_LABEL = "Save"
+SAVED_NEW = "Saved {new} of {count} papers; your list has {total}. `/saved list` shows it."
+SAVED_HEADING = "Your saved papers"
+SAVED_EMPTY = "You have no saved papers yet: press Save under an answer or a paper."
+SAVED_REMOVED = "Removed {title} from your saved papers."
+SAVED_NOT_THERE = "That paper is not in your saved papers."
+SAVED_CLEARED = "Removed your {count} saved papers."
+SAVED_EXPORT = "Your {count} saved papers as {what}."
+SAVED_NO_SLOTS = "None of your saved papers is in the program, so there is no calendar to export."
+BIBTEX_LABEL = "BibTeX"
+CALENDAR_LABEL = "Calendar"
+FORGOTTEN = "Deleted everything I kept about you: {saved} saved papers and {watches} watches."
+PLAN_NO_INPUT = "Give a topic, paste or attach an abstract, or choose `saved` to plan from your saved papers."
+PLAN_BAD_DAY = "`day` must be a date such as 2026-12-08."
+PLAN_FOOTER = "day {page}/{pages} · the program's local time · the calendar file has every slot"
+WATCH_ADDED = "Watching “{topic}” (#{id}): new matching papers will come {where}, at most {max} at a time."
+WATCH_BY_DM = "to you by direct message"
+WATCH_IN_CHANNEL = "to {channel}"
+WATCH_CHANNEL_ADMINS = "Only server admins can point a watch at a channel; leave `channel` out to get a DM."
+WATCH_LIST_HEADING = "Your watches"
+WATCH_NONE = "You watch no topics. `/watch add` starts one."
+WATCH_LINE = "#{id} · {topic} · {where}"
+WATCH_DM = "DM"
+WATCH_REMOVED = "Stopped watching “{topic}”."
+WATCH_NOT_FOUND = "You have no watch #{id}. `/watch list` shows yours."
+DIGEST_TITLE = "New papers for your watch: {topic}"
+DIGEST_MORE = "…and {more} more: `/search {topic}`."
+DIGEST_FOOTER = "watch #{id} · /watch remove to stop"
 RATE_LIMITED = "You're asking faster than I can read. Please try again in {seconds} s."
 GUILD_NOT_ALLOWED = "This bot is not enabled on this server."
 NOT_ADMIN = "Only server admins (Manage Server permission or the {role} role) can rebuild the index."
@@ -119,6 +147,41 @@ COMMANDS_ZH = {
     "file": "文件",
     "…or attach it as a .txt file": "……或以 .txt 文件附上",
     "Ask paperbot": "问 paperbot",
+    "plan": "日程",
+    "Your plan for the week: the matching papers' talks and posters in time order, with a calendar file.":
+        "本周日程：匹配论文的报告和海报，按时间排序，附日历文件。",
+    "topic": "主题",
+    "A topic, e.g. preference optimization": "主题，例如 preference optimization",
+    "Paste an abstract instead of a topic": "粘贴一段摘要代替主题",
+    "saved": "收藏",
+    "Plan from your saved papers": "按你收藏的论文安排日程",
+    "day": "日期",
+    "Only this day (YYYY-MM-DD, the program's local date)": "只看这一天（YYYY-MM-DD，会议当地日期）",
+    "Papers to plan for (default 10)": "安排的论文数（默认 10）",
+    "Your saved papers: list, remove, clear, export.": "你收藏的论文：查看、移除、清空、导出。",
+    "list": "查看",
+    "Your saved papers, page by page.": "你收藏的论文，分页显示。",
+    "remove": "移除",
+    "Remove one paper from your saved papers.": "从收藏中移除一篇论文。",
+    "Start typing one of your saved papers": "输入你收藏的某篇论文",
+    "clear": "清空",
+    "Remove all your saved papers.": "移除你收藏的所有论文。",
+    "export": "导出",
+    "Your saved papers as BibTeX or as a calendar of their talks and posters.": "以 BibTeX 或日历（报告和海报）导出你收藏的论文。",
+    "format": "格式",
+    "bibtex or calendar": "bibtex 或日历",
+    "forget": "删除我的数据",
+    "Delete everything paperbot keeps about you (saved papers and watches).": "删除 paperbot 保存的关于你的一切（收藏和订阅）。",
+    "watch": "订阅",
+    "New papers on a topic, sent to you when the index gains them.": "某个主题的新论文，在索引收录时发送给你。",
+    "add": "添加",
+    "Watch a topic: new matching papers come to you by DM.": "订阅一个主题：新的匹配论文通过私信发给你。",
+    "What to watch, e.g. diffusion policies": "要订阅的内容，例如 diffusion policies",
+    "channel": "频道",
+    "Post the digests in this channel instead (admins)": "改为发到这个频道（仅管理员）",
+    "Your watches.": "你的订阅。",
+    "Stop one of your watches.": "停止你的某个订阅。",
+    "Start typing one of your watches": "输入你的某个订阅",
 }
 
 ZH = {
@@ -129,6 +192,31 @@ ZH = {
     "STORE_UNAVAILABLE": "暂时无法访问论文库，请一分钟后再试。",
     "ALREADY_SHARED": "这个回答已经在频道里了。",
     "SCHEDULE": "时间与地点",
+    "SAVE_LABEL": "收藏",
+    "SAVED_NEW": "已收藏 {count} 篇中的 {new} 篇；你的列表共 {total} 篇。`/saved list` 可查看。",
+    "SAVED_HEADING": "你收藏的论文",
+    "SAVED_EMPTY": "你还没有收藏论文：在回答或论文下点“收藏”。",
+    "SAVED_REMOVED": "已从收藏中移除 {title}。",
+    "SAVED_NOT_THERE": "这篇论文不在你的收藏中。",
+    "SAVED_CLEARED": "已移除你收藏的 {count} 篇论文。",
+    "SAVED_EXPORT": "你收藏的 {count} 篇论文，格式：{what}。",
+    "SAVED_NO_SLOTS": "你收藏的论文都不在日程中，没有可导出的日历。",
+    "FORGOTTEN": "已删除我保存的关于你的一切：{saved} 篇收藏论文和 {watches} 个订阅。",
+    "PLAN_NO_INPUT": "请给出主题、粘贴或附上摘要，或选择 `saved` 按收藏的论文安排日程。",
+    "PLAN_BAD_DAY": "`day` 必须是日期，例如 2026-12-08。",
+    "PLAN_FOOTER": "第 {page}/{pages} 天 · 会议当地时间 · 日历文件包含所有时段",
+    "WATCH_ADDED": "正在订阅“{topic}”（#{id}）：新的匹配论文将发送{where}，每次最多 {max} 篇。",
+    "WATCH_BY_DM": "到你的私信",
+    "WATCH_IN_CHANNEL": "到 {channel}",
+    "WATCH_CHANNEL_ADMINS": "只有服务器管理员可以把订阅发到频道；不填 `channel` 则通过私信接收。",
+    "WATCH_LIST_HEADING": "你的订阅",
+    "WATCH_NONE": "你没有订阅任何主题。用 `/watch add` 开始订阅。",
+    "WATCH_DM": "私信",
+    "WATCH_REMOVED": "已停止订阅“{topic}”。",
+    "WATCH_NOT_FOUND": "你没有 #{id} 号订阅。`/watch list` 可查看你的订阅。",
+    "DIGEST_TITLE": "你订阅的新论文：{topic}",
+    "DIGEST_MORE": "……还有 {more} 篇：`/search {topic}`。",
+    "DIGEST_FOOTER": "订阅 #{id} · 用 /watch remove 停止",
 }
 
 

@@ -6,6 +6,7 @@ Every send passes `AllowedMentions.none()`, whatever the client default is.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import time
 from collections.abc import Sequence
@@ -26,15 +27,19 @@ def _kwargs(page: Page) -> dict:
 
 
 async def respond(interaction: discord.Interaction, pages: Sequence[Page], *, ephemeral: bool = False,
-                  view: discord.ui.View | None = None) -> None:
+                  view: discord.ui.View | None = None, files: Sequence[tuple[str, bytes]] = ()) -> None:
     """Answer an interaction: the first page as the response (or into the deferred one), the rest as
-    follow-ups; the view goes under the last message."""
+    follow-ups; the view and the `files` ((name, bytes): a .ics, a .bib) go with the last message."""
     for i, page in enumerate(pages):
         last = i == len(pages) - 1
-        extra = {"view": view} if last and view is not None else {}
+        extra: dict = {"view": view} if last and view is not None else {}
+        attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] if last else []
+        deferred = interaction.response.type is discord.InteractionResponseType.deferred_channel_message
+        if attached:
+            extra["attachments" if i == 0 and deferred else "files"] = attached
         if i == 0 and not interaction.response.is_done():
             await interaction.response.send_message(**_kwargs(page), ephemeral=ephemeral, **extra)
-        elif i == 0 and interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
+        elif i == 0 and deferred:
             await interaction.edit_original_response(**_kwargs(page), **extra)
         else:
             await interaction.followup.send(**_kwargs(page), ephemeral=ephemeral, wait=True, **extra)

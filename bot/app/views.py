@@ -10,6 +10,10 @@ itself (the question is in its title); what cannot be rebuilt gets a short priva
     pb:share:<key>         Share in channel (private answers)
     pb:thread              Discuss in thread (public answers in a server channel)
     pb:pg:<p|n>:<key>:<page>:<k>:<owner>   Previous / Next through a search
+    pb:save:<ids>          Save the papers (an answer's cited ones, or the paper shown) to the user's list
+    pb:sv:<p|n>:<page>     Previous / Next through the clicking user's saved papers (read from the users file)
+    pb:svx:<bib|ics>       Export the clicking user's saved papers as BibTeX or as a calendar
+    pb:pl:<p|n>:<key>:<page>:<owner>   Previous / Next day of a plan
 """
 
 from __future__ import annotations
@@ -165,6 +169,42 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
         await respond(interaction, pages, ephemeral=False, view=view)
 
 
+class SavePapers(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:save:(?P<ids>[A-Za-z0-9._,-]+)"):
+    """Save: the papers in the custom_id go to the clicking user's saved list (kept across restarts)."""
+
+    def __init__(self, ids: tuple[str, ...]) -> None:
+        prefix = "pb:save:"
+        super().__init__(discord.ui.Button(label=messages.SAVE_LABEL, style=discord.ButtonStyle.success,
+                                           custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
+        self.ids = tuple(i for i in self.item.custom_id[len(prefix):].split(",") if i)
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
+                             /) -> SavePapers:
+        return cls(tuple(i for i in match["ids"].split(",") if i))
+
+    async def run(self, interaction: discord.Interaction) -> None:
+        bot = _bot(interaction)
+        new, total = await bot.save_papers(interaction.user.id, self.ids)
+        lang = message_language(None, str(interaction.locale))
+        await respond(interaction, embeds.text_pages(messages.text("SAVED_NEW", lang, new=new, count=len(self.ids),
+                                                                   total=total)), ephemeral=True)
+
+
+def can_save(ids: tuple[str, ...]) -> bool:
+    """Whether a Save button can carry these ids (the first must be safe and fit in a custom_id)."""
+    return bool(_ids_part(ids, CUSTOM_ID - len("pb:save:")))
+
+
+def paper_view(paper_id: str) -> discord.ui.View | None:
+    """Under /paper: Save."""
+    if not can_save((paper_id,)):
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(SavePapers((paper_id,)))
+    return view
+
+
 class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:thread"):
     def __init__(self) -> None:
         super().__init__(discord.ui.Button(label="Discuss in thread", style=discord.ButtonStyle.secondary,
@@ -270,6 +310,8 @@ def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, 
     view = discord.ui.View(timeout=None)
     if hits:
         view.add_item(MoreSources(key, ids))
+    if can_save(ids):
+        view.add_item(SavePapers(ids))
     if ephemeral:
         view.add_item(Share(key))
     elif thread:
@@ -307,7 +349,7 @@ class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
                         list_view(self.key, len(papers), page, self.k, owner))
 
 
-ITEMS = (MoreSources, Share, DiscussInThread, Pager, ListPager)
+ITEMS = (MoreSources, Share, DiscussInThread, Pager, ListPager, SavePapers)
 
 
 def list_view(key: str, total: int, page: int, k: int, owner: int) -> discord.ui.View | None:

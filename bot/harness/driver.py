@@ -126,10 +126,21 @@ class Harness:
     # -- driving -----------------------------------------------------------------------
 
     def _command(self, name: str) -> discord.app_commands.Command:
-        command = self.bot.tree.get_command(name)
+        """A command by name; "group sub" for a subcommand (/saved list)."""
+        group, _, sub = name.partition(" ")
+        command = self.bot.tree.get_command(group)
+        if command is not None and sub:
+            command = command.get_command(sub) if isinstance(command, discord.app_commands.Group) else None
         if command is None:
             raise KeyError(f"no command /{name}")
         return command  # type: ignore[return-value]
+
+    def _data(self, name: str, options: list) -> dict:
+        """The interaction data of /name: a subcommand's options nest inside it, as Discord sends them."""
+        group, _, sub = name.partition(" ")
+        if sub:
+            options = [{"name": sub, "type": discord.AppCommandOptionType.subcommand.value, "options": options}]
+        return {"id": str(self.payloads.next_id()), "name": group, "type": 1, "options": options}
 
     def forget(self, ex: Exchange, payload: dict | None = None) -> None:
         """Drop what the fake Discord keeps of a finished exchange (its messages, calls, interaction), so
@@ -195,9 +206,16 @@ class Harness:
                                     "proxy_url": url, "content_type": value.content_type, "ephemeral": True}
                 self.rest.cdn[url] = value.data
                 options[key] = aid
-        data = {"id": str(self.payloads.next_id()), "name": name, "type": 1, "options": self.payloads.options(command, options)}
-        if attachments:
-            data["resolved"] = {"attachments": attachments}
+        data = self._data(name, self.payloads.options(command, options))
+        resolved: dict = {"attachments": attachments} if attachments else {}
+        kinds = {p.name: p.type for p in command.parameters}
+        for key, value in options.items():  # a channel option: Discord resolves the channel it names
+            if kinds.get(key) is discord.AppCommandOptionType.channel:
+                channel = {k: v for k, v in self.payloads.guild_payload()["channels"][0].items()}
+                resolved.setdefault("channels", {})[str(value)] = {**channel, "id": str(value),
+                                                                   "permissions": str(MEMBER_PERMS)}
+        if resolved:
+            data["resolved"] = resolved
         if not dm:
             data["guild_id"] = str(GUILD_ID)
         payload = self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions,
@@ -214,8 +232,7 @@ class Harness:
     async def autocomplete(self, name: str, option: str, value: str, *, user: dict | None = None,
                            dm: bool = False, **others: Any) -> Exchange:
         command = self._command(name)
-        data = {"id": str(self.payloads.next_id()), "name": name, "type": 1,
-                "options": self.payloads.options(command, {**others, option: value}, focused=option)}
+        data = self._data(name, self.payloads.options(command, {**others, option: value}, focused=option))
         payload = self.payloads.interaction(4, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS)
         return await self.wait(self.feed_interaction(payload, name=f"autocomplete {name}"))
 
@@ -229,6 +246,20 @@ class Harness:
         data = {"custom_id": button["custom_id"], "component_type": 2}
         payload = self.payloads.interaction(3, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS, message=message)
         return await self.wait(self.feed_interaction(payload, name=f"click {label}"))
+
+    async def background(self, coro, name: str = "background") -> Exchange:
+        """Run work the bot starts on its own (a watch's digest) and record what it sends, as for an event."""
+        ex = Exchange(name=name, rest=self.rest)
+        token = current_exchange.set(ex)
+        try:
+            asyncio.ensure_future(coro)  # the task factory files it (and its children) under `ex`
+        finally:
+            current_exchange.reset(token)
+        return await self.wait(ex)
+
+    def attachment(self, message: dict, suffix: str) -> bytes | None:
+        """The bytes of a file the bot attached to `message` (".ics", ".bib")."""
+        return self.rest.attachment(message, suffix)
 
     async def dm(self, text: str, *, user: dict | None = None) -> Exchange:
         return await self.wait(self.feed_message(self.payloads.message_payload(text, user=user, dm=True), name="dm"))

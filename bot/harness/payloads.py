@@ -57,6 +57,10 @@ class Payloads:
         return {"id": str(user_id), "username": name, "discriminator": "0", "global_name": name.title(),
                 "avatar": None, "public_flags": 0}
 
+    @staticmethod
+    def dm_channel_id(user: dict) -> int:
+        return 600000000000000000 + int(user["id"]) % 10**15  # one DM channel per user
+
     def guild_payload(self) -> dict:
         everyone = {"id": str(GUILD_ID), "name": "@everyone", "permissions": str(MEMBER_PERMS), "position": 0,
                     "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
@@ -87,7 +91,7 @@ class Payloads:
 
     def _place(self, payload: dict, user: dict, *, dm: bool, roles: Iterable[int], permissions: int) -> None:
         if dm:
-            cid = 600000000000000000 + int(user["id"]) % 10**15  # one DM channel per user
+            cid = self.dm_channel_id(user)
             payload.update(channel_id=str(cid), user=user, context=1,
                            channel={"id": str(cid), "type": 1, "recipients": [user], "last_message_id": None,
                                     "flags": 0},

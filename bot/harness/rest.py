@@ -34,6 +34,7 @@ class Call:
     json: dict | list | None
     at: float
     params: dict | None = None
+    files: list[tuple[str, bytes]] = field(default_factory=list)  # uploaded (filename, bytes)
 
     @property
     def is_callback(self) -> bool:
@@ -103,7 +104,20 @@ class RecordingWebhookAdapter(AsyncWebhookAdapter):
 
     async def request(self, route, session, *, payload=None, multipart=None, files=None, params=None,
                       **_: Any) -> Any:
-        return await self.rest.handle(route, _body(payload, multipart), params)
+        return await self.rest.handle(route, _body(payload, multipart), params, _files(multipart))
+
+
+def _files(parts) -> list[tuple[str, bytes]]:
+    """The files a multipart request uploads, as (filename, bytes)."""
+    out = []
+    for part in parts or []:
+        if str(part.get("name", "")).startswith("files["):
+            value = part["value"]
+            if hasattr(value, "read"):
+                value.seek(0)
+                value = value.read()
+            out.append((part.get("filename") or "file", bytes(value)))
+    return out
 
 
 def _body(payload, multipart) -> Any:
@@ -171,11 +185,11 @@ class FakeDiscord:
         body = kwargs.get("json")
         if body is None and form:
             body = _body(None, form)
-        return await self.handle(route, body, kwargs.get("params"))
+        return await self.handle(route, body, kwargs.get("params"), _files(form))
 
-    async def handle(self, route, body, params) -> Any:
+    async def handle(self, route, body, params, files: list[tuple[str, bytes]] | None = None) -> Any:
         call = Call(method=route.method, path=route.path, url=route.url, json=body, at=time.perf_counter(),
-                    params=params)
+                    params=params, files=files or [])
         self.calls.append(call)
         if self.on_call is not None:
             self.on_call(call)
@@ -187,6 +201,10 @@ class FakeDiscord:
             await asyncio.sleep(0)
             raise forbidden()
         result = self._respond(route, body or {}, ex, params)
+        if call.files and isinstance(result, dict):
+            message = result.get("resource", {}).get("message") if "resource" in result else result
+            if isinstance(message, dict) and "channel_id" in message:
+                self._attach(message, call.files)
         await asyncio.sleep(self.latency(call) if self.latency is not None else 0)  # a real request yields
         return result
 
@@ -210,6 +228,24 @@ class FakeDiscord:
         if ex is not None:
             ex.message_ids.append(mid)
         return msg
+
+    def _attach(self, message: dict, files: list[tuple[str, bytes]]) -> None:
+        """Uploaded files become the message's attachments, their bytes downloadable from the CDN."""
+        stored = self.messages.get(int(message["id"]), message)
+        for name, data in files:
+            aid = str(self.payloads.next_id())
+            url = f"https://cdn.discordapp.com/attachments/{stored['channel_id']}/{aid}/{name}"
+            self.cdn[url] = data
+            stored.setdefault("attachments", []).append({"id": aid, "filename": name, "size": len(data), "url": url,
+                                                         "proxy_url": url})
+        message["attachments"] = stored.get("attachments", [])
+
+    def attachment(self, message: dict, suffix: str) -> bytes | None:
+        """The bytes of the message's first attached file whose name ends with `suffix`."""
+        for a in self.messages.get(int(message["id"]), message).get("attachments") or []:
+            if a["filename"].endswith(suffix):
+                return self.cdn.get(a["url"])
+        return None
 
     def _edit(self, mid: int, body: dict, ex: Exchange | None) -> dict:
         msg = self.messages.get(mid)
@@ -300,6 +336,12 @@ class FakeDiscord:
             return self._new_message(channel, body, ex, guild=channel == CHANNEL_ID or channel in self.threads)
         if path == "/channels/{channel_id}/messages" and route.method == "GET":
             return self._history(int(route.channel_id), params or {})
+        if path == "/users/@me/channels" and route.method == "POST":  # opening a DM with a user
+            user = self.payloads.user(int(body["recipient_id"]))
+            return {"id": str(self.payloads.dm_channel_id(user)), "type": 1, "recipients": [user],
+                    "last_message_id": None, "flags": 0}
+        if path == "/users/{user_id}" and route.method == "GET":
+            return self.payloads.user(int(route.url.rsplit("/", 1)[-1]))
         if path.endswith("/commands") and route.method == "PUT":
             return [{"description": "", **c, "id": str(self.payloads.next_id()), "application_id": str(APP_ID),
                      "version": "1"} for c in body]

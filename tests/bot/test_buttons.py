@@ -50,7 +50,7 @@ async def test_every_button_works_after_a_restart(make_bot):
     assert share.callback_type == 4 and not share.json["data"].get("flags", 0) & 64
     assert share.json["data"]["content"] == "Shared by Alice"
     assert share.json["data"]["embeds"] == private["embeds"]
-    assert buttons(shared.messages[-1]) == ["More sources", "Discuss in thread"]
+    assert buttons(shared.messages[-1]) == ["More sources", "Save", "Discuss in thread"]
     # Next: acknowledged at once, the search run again from its title, and the same message moves to page 2
     ack, page = nxt.calls
     assert ack.callback_type == 6

@@ -91,7 +91,7 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
     await h.start()
     ask = await h.slash("ask", question="sparse masks")
     answer = answer_of(ask)
-    assert buttons(answer) == ["More sources", "Discuss in thread"]
+    assert buttons(answer) == ["More sources", "Save", "Discuss in thread"]
     start = await h.click(answer, "Discuss in thread")
     ack, thread_call, intro, note = start.calls
     thread_id = int(answer["id"])  # a thread started from a message has the message's id
@@ -106,7 +106,7 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
 
     which = await h.thread_message(thread_id, "which of these uses GRPO?", mention=True)
     assert cited(answer_of(which)) == ["GRPO-Masks"]
-    assert buttons(answer_of(which)) == ["More sources"]  # no thread inside a thread
+    assert buttons(answer_of(which)) == ["More sources", "Save"]  # no thread inside a thread
     chatter = await h.thread_message(thread_id, "")  # without the content intent: an empty message, ignored
     assert chatter.calls == []
     h = await h.restart(make_bot())
@@ -180,7 +180,7 @@ async def test_ask_paperbot_context_menu_answers_a_message_privately_with_share(
         assert answer["flags"] & 64
         assert answer["embeds"][0]["title"] == "Q: anyone know work on sparse masks for vision?"
         assert cited(answer)[0] == "Vision-Masks"
-        assert buttons(answer) == ["More sources", "Share in channel"]
+        assert buttons(answer) == ["More sources", "Save", "Share in channel"]
         shared = await h.click(answer, "Share in channel")
         empty = await h.message_command(bot_messages.CONTEXT_MENU,
                                         h.payloads.message_payload("\u200b", user=BOB, dm=False))
@@ -212,7 +212,7 @@ async def test_ask_in_the_bots_thread_continues_its_conversation(make_bot, libra
         second = await h.slash("ask", question="[2]", thread=thread_id)
         elsewhere = await h.slash("ask", question="[2]")  # in the channel: a question of its own
     assert cited(answer_of(second)) == ["Vision-Masks"]
-    assert buttons(answer_of(second)) == ["More sources"]  # no thread from inside a thread
+    assert buttons(answer_of(second)) == ["More sources", "Save"]  # no thread from inside a thread
     assert library.searches[-1] == "[2]"
     assert_calls_ok(second.calls + elsewhere.calls)
 

@@ -38,7 +38,7 @@ async def test_ask_defers_first_then_answers_with_citations(make_bot):
     assert embed["fields"][0]["value"].endswith("\nstub.txt #1")
     assert "learned binary mask" in embed["fields"][0]["value"]
     assert embed["footer"]["text"].startswith("mode: extractive")
-    assert buttons(ex.messages[-1]) == ["More sources", "Discuss in thread"]  # public: nothing to share
+    assert buttons(ex.messages[-1]) == ["More sources", "Save", "Discuss in thread"]  # public: nothing to share
     assert_calls_ok(ex.calls)
 
 
@@ -48,7 +48,7 @@ async def test_private_ask_is_ephemeral_and_can_be_shared(make_bot):
         assert ex.calls[0].json == {"type": 5, "data": {"flags": 64}}
         answer_msg = ex.messages[-1]
         assert answer_msg["flags"] & 64
-        assert buttons(answer_msg) == ["More sources", "Share in channel"]
+        assert buttons(answer_msg) == ["More sources", "Save", "Share in channel"]
 
         shared = await h.click(answer_msg, "Share in channel")
         [call] = shared.calls
@@ -286,6 +286,7 @@ async def test_commands_declare_dm_and_user_install_contexts_and_sync_to_the_dev
     assert put.url.endswith("/guilds/987654321098765432/commands")
     by_name = {c["name"]: c for c in put.json}
     assert set(by_name) == {"ask", "search", "paper", "author", "area", "similar", "related", "about", "reindex",
+                            "plan", "saved", "watch", "forget",
                             bot_messages.CONTEXT_MENU}
     assert by_name[bot_messages.CONTEXT_MENU]["type"] == 3  # a message context menu
     assert by_name["ask"]["contexts"] == [0, 1, 2] and by_name["ask"]["integration_types"] == [0, 1]

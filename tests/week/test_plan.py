@@ -73,7 +73,8 @@ def test_a_day_keeps_that_local_day_only(tmp_path):
     assert plan.slots and {s.day for s in plan.slots} == {"2026-12-09"}
     assert {s.session for s in plan.slots} == {"Poster Session 3", "Oral Session 4C", "Poster Session 4"}
     late = Paper(paper_id="n", source="s", position=1, abstract="", label="Late",
-                 slots=(Slot("Night Session", "2026-12-09T23:30:00-08:00", "2026-12-10T00:30:00-08:00", "R", "", "oral"),))
+                 slots=(Slot("Night Session", "2026-12-09T23:30:00-08:00", "2026-12-10T00:30:00-08:00", "R", "",
+                             "oral"),))
     assert [s.session for s in build_plan("x", [(late, 1.0)], day="2026-12-09").slots] == ["Night Session"]
     assert build_plan("x", [(late, 1.0)], day="2026-12-10").slots == []  # Thursday in UTC, Wednesday locally
     with pytest.raises(ValueError, match="2026-12-08"):
@@ -114,7 +115,8 @@ def test_the_calendar_parses_with_one_event_per_paper_slot_in_utc(tmp_path):
 
 
 def test_calendar_lines_are_crlf_folded_at_75_octets_and_text_is_escaped():
-    slot = Slot("Oral Session 1", "2026-12-08T10:00:00-08:00", "2026-12-08T10:15:00-08:00", "Hall A; upstairs", "", "oral")
+    slot = Slot("Oral Session 1", "2026-12-08T10:00:00-08:00", "2026-12-08T10:15:00-08:00", "Hall A; upstairs", "",
+                "oral")
     title = "对齐：偏好优化, 奖励模型; 以及 \\ 反斜杠 " * 4
     paper = Paper(paper_id="zh1", source="s", position=1, abstract="", label=title, title=title, slots=(slot,))
     text = calendar(plan_events(build_plan("q", [(paper, None)])), now=NOW)

@@ -1,0 +1,134 @@
+"""Watches: when the index gains or changes papers, each watcher gets one digest of the new matching ones.
+
+The bot notices an ingest however it happened — its own /reindex (which calls `run_once` right after), or a
+`paperbot ingest` in another process (the store's content version changes; `loop` checks it every `poll`
+seconds). The papers added or changed since the last check come from the users file's record of every
+paper's version (paperbot/userdata.py), so an ingest while the bot was down is noticed at the next start.
+
+A paper matches a watch by the /ask relevance rule (a relevant hit of the watch's topic). Each digest holds at
+most `per_digest` papers, best first; a watch gets at most one digest per `interval` seconds (papers found
+in between wait for the next one), and never the same paper twice. Digests never ping anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot.app import embeds
+from bot.app.sending import NO_MENTIONS
+from paperbot.errors import PaperbotError
+from paperbot.language import message_language
+from paperbot.records import Paper
+
+if TYPE_CHECKING:
+    from bot.app.client import PaperBot
+
+log = logging.getLogger(__name__)
+
+PER_DIGEST = 10
+INTERVAL = 600.0  # seconds between two digests of one watch
+POLL = 30.0  # seconds between checks of the store's content version
+DEPTH = 50  # papers searched per watch topic
+DIGESTS_PER_RUN = 50  # the rest wait for the next run (Discord's own rate limits)
+
+
+def paper_version(paper: Paper) -> str:
+    return f"{paper.embed_hash}:{paper.meta_hash}"
+
+
+class Watcher:
+    def __init__(self, bot: PaperBot, *, interval: float = INTERVAL, poll: float = POLL,
+                 per_digest: int = PER_DIGEST) -> None:
+        self.bot = bot
+        self.interval = interval
+        self.poll = poll
+        self.per_digest = per_digest
+        self._version: str | None = None
+        self._lock = asyncio.Lock()
+        self.sent: list[tuple[int, list[str]]] = []  # (watch id, paper ids) of each digest sent, for the log
+
+    async def catch_up(self) -> int:
+        """Queue the papers added or changed since the last check for the watches they match; returns how many."""
+        bot = self.bot
+        version = await asyncio.to_thread(bot.library.content_version)
+        if version == self._version:
+            return 0
+        papers = await asyncio.to_thread(bot.library.papers)
+        changed = await asyncio.to_thread(bot.user_data.changed_papers, {p.paper_id: paper_version(p) for p in papers})
+        self._version = version
+        if not changed:
+            return 0  # nothing new, or the first check ever (every paper would look new)
+        fresh = set(changed)
+        queued = 0
+        for watch in await asyncio.to_thread(bot.user_data.watches):
+            result = await bot.search(watch.topic, DEPTH)
+            matches = {h.paper_id: h.score for h in result.hits if h.relevant and h.paper_id in fresh}
+            if matches:
+                queued += await asyncio.to_thread(bot.user_data.queue, watch.id, matches)
+        log.info("%d papers added or changed; %d matches queued for watches", len(fresh), queued)
+        return queued
+
+    async def run_once(self) -> int:
+        """Catch up with the store, then send the digests that are due; returns how many were sent."""
+        async with self._lock:
+            await self.catch_up()
+            return await self._send_due()
+
+    async def _send_due(self) -> int:
+        bot = self.bot
+        due = await asyncio.to_thread(bot.user_data.due, self.interval)
+        if not due:
+            return 0
+        by_id = {p.paper_id: p for p in await bot.papers()}
+        sent = 0
+        for watch, pending in due[:DIGESTS_PER_RUN]:
+            papers = [by_id[pid] for pid, _ in pending if pid in by_id][: self.per_digest]
+            more = max(0, len([pid for pid, _ in pending if pid in by_id]) - len(papers))
+            if papers:
+                lang = message_language(watch.topic)
+                pages = embeds.digest_pages(watch.id, watch.topic, papers, more, lang)
+                if not await self._deliver(watch.user_id, watch.channel_id, pages):
+                    continue
+                sent += 1
+                self.sent.append((watch.id, [p.paper_id for p in papers]))
+            # Sent, or every paper has left the store: either way these are done.
+            await asyncio.to_thread(bot.user_data.mark_sent, watch.id, [p.paper_id for p in papers])
+        return sent
+
+    async def _deliver(self, user_id: str, channel_id: str, pages: list[embeds.Page]) -> bool:
+        """Send a digest by DM (or to the watch's channel); False when Discord could not be reached."""
+        bot = self.bot
+        try:
+            if channel_id:
+                target = bot.get_channel(int(channel_id)) or await bot.fetch_channel(int(channel_id))
+            else:
+                target = bot.get_user(int(user_id)) or await bot.fetch_user(int(user_id))
+            for page in pages:
+                await target.send(content=page.content or None, embeds=[embeds.to_embed(c) for c in page.cards],
+                                  allowed_mentions=NO_MENTIONS)
+        except (discord.Forbidden, discord.NotFound):
+            # DMs closed, channel gone or not allowed: retrying would fail the same way.
+            log.warning("could not send a digest to %s %s", "channel" if channel_id else "user",
+                        channel_id or user_id, exc_info=True)
+            return True
+        except (discord.HTTPException, OSError):
+            log.warning("digest not sent; it will be tried again", exc_info=True)
+            return False
+        return True
+
+    async def loop(self) -> None:
+        """Every `poll` seconds: notice ingests by other processes, send due digests. Never raises."""
+        while True:
+            try:
+                await self.run_once()
+            except asyncio.CancelledError:
+                raise
+            except (PaperbotError, discord.HTTPException):
+                log.warning("watch check failed; trying again in %.0f s", self.poll, exc_info=True)
+            except Exception:
+                log.exception("unexpected error in the watch check")
+            await asyncio.sleep(self.poll)
