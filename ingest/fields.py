@@ -95,15 +95,18 @@ def lookup(rec: Mapping[str, Any], name: str) -> Any:
 
 
 def ignored(rec: Mapping[str, Any]) -> Counter[str]:
-    """The fields of a normalized record that no field reads and that hold something (reported, not dropped)."""
+    """The fields of a record that no field reads and that hold something (reported, not dropped),
+    named as the record names them."""
     out: Counter[str] = Counter()
     for key, value in rec.items():
+        low = str(key).lower()
         if _empty(value):
             continue
-        if key not in _TOP:
-            out[key] += 1
-        elif key not in _NAMES and isinstance(value, Mapping):
-            out.update(f"{key}.{k}" for k, v in value.items() if f"{key}.{k}" not in _NAMES and not _empty(v))
+        if low not in _TOP:
+            out[str(key)] += 1
+        elif low not in _NAMES and isinstance(value, Mapping):
+            out.update(f"{key}.{k}" for k, v in value.items()
+                       if f"{low}.{str(k).lower()}" not in _NAMES and not _empty(v))
     return out
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import csv
 import errno
 import hashlib
+import html
 import io
 import json
 import re
@@ -51,6 +52,7 @@ from ingest import fields as F
 from ingest.labels import derive_label, find_links
 from paperbot.errors import InputError
 from paperbot.records import Paper, Slot
+from paperbot.text import strip_control
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".json", ".csv")
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -74,18 +76,13 @@ _ROOM_KEYS, _POSTER_KEYS = F.names("room"), F.names("poster")
 # A record with only these keys (and an abstract) supplies the abstract of a paper listed elsewhere.
 _SUPPLEMENT_KEYS = set(_ID_KEYS) | set(_ABSTRACT_KEYS)
 _LIST_KEYS = ("notes", "results", "papers", "data", "items", "records")
+_ENTITY = re.compile(r"&(#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|amp|lt|gt|quot|apos|nbsp);")
 _BARE_HOST = re.compile(r"^[\w-]+(\.[\w-]+)*\.[a-z]{2,}(/\S*)?$", re.IGNORECASE)
 _ID_SAFE = re.compile(r"[^A-Za-z0-9._:-]+")
 _PRESENTATION = re.compile(r"\b(oral|spotlight|poster)s?\b", re.IGNORECASE)
 _TRACK_IN_PATH = re.compile(r"/([A-Za-z][A-Za-z_]*?)_Track\b")
 _NOT_ACCEPTED = re.compile(r"\b(withdrawn?|desk[ _-]?rejected?|rejected)([ _]submission)?\b|^\s*(reject|withdraw)\b"
                            r"|^\s*submitted\s+to\b", re.IGNORECASE)
-# Terminal escape sequences (CSI, OSC with its terminator, other ESC pairs), then single control characters
-# (C0 but tab/newline, DEL, C1) and the bidirectional embedding/override/isolate characters.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 class UnreadableFile(InputError):
     """A corpus file that cannot be read at all (permissions, a special file, a broken link): skipped and named."""
 
@@ -113,14 +110,6 @@ class ParsedFile:
     conflicts: list[str] = field(default_factory=list)  # repeated ids whose abstracts differ (the first kept)
     ignored: Counter[str] = field(default_factory=Counter)  # fields no table entry reads, with their counts
     cleaned: int = 0  # records whose text had control characters removed
-
-
-def clean_text(text: str, keep_newlines: bool = False) -> str:
-    """`text` without terminal escape sequences, control characters or bidirectional overrides."""
-    text = _ESCAPES.sub("", text)
-    if keep_newlines:
-        return _CONTROLS.sub(lambda m: "" if m.group() != "\n" else "\n", text.replace("\t", " "))
-    return _CONTROLS.sub(" ", text.replace("\n", " ").replace("\t", " "))
 
 
 def text_id(text: str) -> str:
@@ -380,8 +369,9 @@ def _structured(found: tuple[_Records, bool], source: str, where: str, strict: b
                 raise _fail(where, line, ref_n, f"expected a JSON object, got {type(rec).__name__}")
             rec, cleaned = _clean(rec)
             out.cleaned += cleaned
-            note = F.normalize(_unwrap_note(F.normalize(rec)))
-            out.ignored.update(F.ignored(note))
+            raw_note = _unwrap_note(rec)
+            out.ignored.update(F.ignored(raw_note))
+            note = F.normalize(raw_note)
             decision = _not_accepted(note)
             if decision:
                 out.not_accepted.append(f"{where}:{line}" if line is not None else f"{where} record {n}")
@@ -443,16 +433,17 @@ def _structured(found: tuple[_Records, bool], source: str, where: str, strict: b
 
 
 def _clean(rec: dict) -> tuple[dict, int]:
-    """The record with control characters removed from every text in it; 1 when something was removed."""
+    """The record with control characters removed from every text in it (1 when something was removed), and
+    HTML entities read as the characters they stand for."""
     changed = False
 
     def walk(value: Any, depth: int) -> Any:
         nonlocal changed
         if isinstance(value, str):
-            if _ESCAPES.search(value) or _CONTROLS.search(value.replace("\n", " ").replace("\t", " ")):
-                changed = True
-                return clean_text(value, keep_newlines=True)
-            return value
+            cleaned = strip_control(value)
+            changed = changed or cleaned != value
+            # HTML entities some scrapers leave ("D&#x27;Amour"; a ";" inside would split an author list).
+            return _ENTITY.sub(lambda m: html.unescape(m.group()), cleaned) if "&" in cleaned else cleaned
         if depth > MAX_NESTING:
             return value
         if isinstance(value, dict):

@@ -134,9 +134,10 @@ def content_words(text: str, *, ignore: frozenset[str] = frozenset()) -> set[str
 
 # -- control characters ---------------------------------------------------------------------------------
 
-# Terminal escape sequences (CSI, OSC with its BEL/ST terminator, two-character escapes), then any C0/C1
-# control but tab and newline, DEL, and the bidirectional controls that reorder what follows them.
-_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# Terminal escape sequences (CSI, OSC with its BEL/ST terminator, two-character escapes, the 8-bit CSI), then
+# any C0/C1 control but tab and newline, DEL, and the bidirectional controls that reorder what follows them.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
+                              r"|\x9b[0-?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 

@@ -1,6 +1,8 @@
 """Metadata filters (author, area, presentation type, track, keyword), applied before ranking.
 
-Matching ignores case and accents ("rodola" finds "Emanuele Rodolà") and works on
+Matching ignores case and accents ("rodola" finds "Emanuele Rodolà"), and reads
+letters as users type them in ASCII ("Soren" finds "Søren", "Lukasz" "Łukasz",
+"Muller" and "Mueller" "Müller"; transliteration by anyascii), and works on
 whole words in order, so "Rodola" matches any author named Rodolà but "Rod" does
 not; "learning" matches the area "Deep Learning". A paper passes when every
 given filter matches it (an author filter matches when any of its authors does).
@@ -9,6 +11,7 @@ given filter matches it (an author filter matches when any of its authors does).
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -16,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from anyascii import anyascii
 
 from paperbot import messages
 from paperbot.records import PRESENTATION_TYPES, Paper
@@ -25,13 +29,42 @@ SUGGESTIONS = 3
 
 
 def fold(text: str) -> str:
-    """Lower case without accents, spaces collapsed: the form names and areas are compared in."""
+    """Lower case without accents, Latin letters in ASCII (ø is o, ł is l, æ is ae), spaces collapsed:
+    the form names and areas are compared in. Other scripts (Chinese, Greek…) are kept as written."""
     decomposed = unicodedata.normalize("NFKD", text)
-    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).casefold().split())
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if not stripped.isascii():
+        stripped = "".join(_latin_ascii(c) for c in stripped)
+    return " ".join(stripped.casefold().split())
+
+
+def folds(text: str) -> tuple[str, ...]:
+    """Every form `text` may be typed in: `fold`, and with ä, ö, ü written ae, oe, ue (Müller as Mueller)."""
+    first = fold(text)
+    if not _UMLAUT.search(text):
+        return (first,)
+    german = fold(_UMLAUT.sub(lambda m: _UMLAUTS[m.group()], unicodedata.normalize("NFC", text)))
+    return (first, german) if german != first else (first,)
+
+
+_UMLAUTS = {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"}
+_UMLAUT = re.compile("[äöüÄÖÜ]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _latin_ascii(c: str) -> str:
+    """A Latin letter without an accent to strip (ø, ł, đ, æ, ß) in ASCII; anything else unchanged."""
+    if c.isascii() or not unicodedata.name(c, "").startswith("LATIN"):
+        return c
+    return anyascii(c) or c
 
 
 def _words(text: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\w+", fold(text)))
+
+
+def _word_forms(text: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(re.findall(r"\w+", f)) for f in folds(text))
 
 
 def values_of(paper: Paper, name: str) -> tuple[str, ...]:
@@ -85,7 +118,7 @@ PaperTerms = dict[str, tuple[tuple[str, ...], ...]]
 
 def paper_terms(paper: Paper) -> PaperTerms:
     """A paper's filterable values as folded words."""
-    out = {name: tuple(_words(v) for v in values_of(paper, name)) for name in FIELDS}
+    out = {name: tuple(w for v in values_of(paper, name) for w in _word_forms(v)) for name in FIELDS}
     if paper.area and paper.subarea:
         out["area"] += (_words(f"{paper.area} {paper.subarea}"),)
     return out
@@ -204,18 +237,18 @@ class Choices:
     """
 
     def __init__(self, counts: Counter[str]) -> None:
-        self._entries = sorted((-n, fold(value), value) for value, n in counts.items())
+        self._entries = sorted((-n, folds(value), value) for value, n in counts.items())
 
     def __call__(self, typed: str, limit: int = 25) -> list[str]:
         needle = fold(typed)
         starts: list[str] = []
         contains: list[str] = []
-        for _, folded, value in self._entries:
-            if not needle or folded.startswith(needle) or any(w.startswith(needle) for w in folded.split()):
+        for _, forms, value in self._entries:
+            if not needle or any(f.startswith(needle) or any(w.startswith(needle) for w in f.split()) for f in forms):
                 starts.append(value)
                 if len(starts) == limit:
                     break
-            elif needle in folded and len(contains) < limit:
+            elif any(needle in f for f in forms) and len(contains) < limit:
                 contains.append(value)
         return (starts + contains)[:limit]
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parse import clean_text, parse_file, read_file
+from ingest.parse import parse_file, read_file
 from ingest.pipeline import load_papers
 from paperbot.errors import InputError
+from paperbot.text import strip_control
 from retrieval.library import Library
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
@@ -70,10 +71,10 @@ def test_control_characters_and_escape_sequences_are_removed_from_every_field(tm
     assert any("control characters removed from 1 records" in n for n in loaded.files[0].notes())
 
 
-def test_clean_text_keeps_ordinary_text_and_unicode():
+def test_cleaning_keeps_ordinary_text_and_unicode():
     text = "Émilie Durand — 注意力 🧪 e^{i\\pi} (ZWJ 👩‍🔬) tab\tnewline"
-    assert clean_text(text) == text.replace("\t", " ")
-    assert clean_text("a\x1b[31mred\x1b[0m b") == "ared b"
+    assert strip_control(text) == text
+    assert strip_control("a\x1b[31mred\x1b[0m b \x9b31mx") == "ared b x"
 
 
 def test_control_characters_in_plain_text_and_csv_files_are_removed(tmp_path):

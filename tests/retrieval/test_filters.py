@@ -54,6 +54,30 @@ def test_matching_ignores_case_and_accents_on_whole_words(filters, expected):
     assert list(FilterIndex(others).mask(filters)) == [filters.matches(p) for p in others]  # one rule, two paths
 
 
+NAMES = ("Søren Kierkegaard", "Łukasz Kaiser", "Jürgen Müller", "Đorđe Nikolić", "Æsa Straße", "陈伟")
+
+
+@pytest.mark.parametrize("typed, found", [
+    ("Soren", "Søren Kierkegaard"), ("soren kierkegaard", "Søren Kierkegaard"), ("Søren", "Søren Kierkegaard"),
+    ("Lukasz", "Łukasz Kaiser"), ("Muller", "Jürgen Müller"), ("Mueller", "Jürgen Müller"),
+    ("Müller", "Jürgen Müller"), ("Juergen Mueller", "Jürgen Müller"), ("Dorde Nikolic", "Đorđe Nikolić"),
+    ("aesa strasse", "Æsa Straße"), ("陈伟", "陈伟"), ("Kierk", None), ("Muell", None), ("Chen", None),
+])
+def test_author_names_match_as_users_type_them_in_ascii(typed, found):
+    papers = [Paper(paper_id=str(i), source="s", position=i, abstract="", label=n, authors=(n,))
+              for i, n in enumerate(NAMES)]
+    index = FilterIndex(papers)
+    direct = [p.authors[0] for p in papers if Filters(author=typed).matches(p)]
+    indexed = [papers[i].authors[0] for i in np.flatnonzero(index.mask(Filters(author=typed)))]
+    assert direct == indexed == ([found] if found else [])
+
+
+def test_autocomplete_offers_transliterated_names():
+    counts = {"Jürgen Müller": 2, "Søren Kierkegaard": 1, "Ana Silva": 3}
+    assert choices(counts, "muel") == ["Jürgen Müller"]
+    assert choices(counts, "sor") == ["Søren Kierkegaard"]
+
+
 def test_fold_nearest_and_choices():
     assert fold("  Émilie   DURAND ") == "emilie durand"
     assert nearest("Rodolfo", ["Emanuele Rodolà", "Wei Zhang", "Ana Lima"])[0] == "Emanuele Rodolà"
