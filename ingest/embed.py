@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -67,11 +68,12 @@ class Embedder:
         self.settings = settings or EmbeddingSettings()
         # Pinned to the store: a collection built with one backend refuses the other.
         self.name = self.settings.pinned_name
-        self._model = None
+        self._model: Encoder | None = None
+        self._dimension: int | None = None
         self._lock = threading.Lock()
 
     @property
-    def model(self):
+    def model(self) -> Encoder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -89,7 +91,7 @@ class Embedder:
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()
-            return SentenceTransformer(target, device="cpu", local_files_only=True)
+            return TorchEncoder(SentenceTransformer(target, device="cpu", local_files_only=True))
         except ModelError:
             raise
         except Exception as exc:  # the library raises many types for a missing or broken model
@@ -121,19 +123,17 @@ class Embedder:
     @property
     def dimension(self) -> int:
         """The vector size; read from the model folder when the model is not loaded (opening a store needs it)."""
-        if self._model is None:
-            declared = declared_dimension(resolve_model(self.settings.model))
-            if declared is not None:
-                return declared
-        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        return int(get_dim())
+        if self._dimension is None:
+            declared = declared_dimension(resolve_model(self.settings.model)) if self._model is None else None
+            self._dimension = declared if declared is not None else int(self.model.get_embedding_dimension())
+        return self._dimension
 
     @property
     def max_tokens(self) -> int:
         return int(self.model.max_seq_length or 256)
 
     def count_tokens(self, text: str) -> int:
-        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
+        return self.model.count_tokens(text)
 
     def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
                      batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -146,40 +146,65 @@ class Embedder:
         batch = batch_size or self.settings.batch_size
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
-        if hasattr(self.model, "encode_spans"):  # the ONNX encoder
-            return self.model.encode_spans(texts, spans, batch_size=batch)
-        return _torch_encode_spans(self.model, texts, spans, batch)
+        return self.model.encode_spans(texts, spans, batch_size=batch)
 
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            texts,
-            batch_size=batch_size or self.settings.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        vectors = self.model.encode(texts, batch_size=batch_size or self.settings.batch_size)
         return np.asarray(vectors, dtype=np.float32)
 
 
-def _torch_encode_spans(model, texts: list[str], spans: list[list[tuple[int, int]]],
-                        batch_size: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """encode_spans for a sentence-transformers model: its token embeddings, pooled per span."""
-    from ingest.onnx_light import pool_spans
+class Encoder(Protocol):
+    """A loaded backend (ONNX Runtime or torch): what `Embedder` asks of the model it loaded."""
 
-    outputs = model.encode(texts, batch_size=batch_size, output_value=None, convert_to_numpy=False,
-                           show_progress_bar=False)
-    vectors = np.zeros((len(texts), 0), dtype=np.float32)
-    pooled: list[np.ndarray] = []
-    for i, (text, out) in enumerate(zip(texts, outputs)):
-        if vectors.shape[1] == 0:
-            vectors = np.zeros((len(texts), out["sentence_embedding"].shape[-1]), dtype=np.float32)
-        vectors[i] = out["sentence_embedding"].float().cpu().numpy()
-        enc = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)
-        tokens = out["token_embeddings"].float().cpu().numpy()
-        span_vectors = pool_spans(tokens, enc["offset_mapping"], enc["attention_mask"], spans[i])
-        norms = np.linalg.norm(span_vectors, axis=1, keepdims=True)
-        pooled.append((span_vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
-    vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
-    return vectors, pooled
+    max_seq_length: int
+
+    def get_embedding_dimension(self) -> int: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray: ...
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int = 32) -> tuple[np.ndarray, list[np.ndarray]]: ...
+
+
+class TorchEncoder:
+    """A sentence-transformers model behind the `Encoder` interface (EMBEDDING_BACKEND=torch)."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.max_seq_length = int(model.max_seq_length or 256)
+
+    def get_embedding_dimension(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        return self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                 show_progress_bar=False)
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int = 32) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The model's token embeddings, pooled per span (see ingest/onnx_light.py `pool_spans`)."""
+        from ingest.onnx_light import pool_spans
+
+        model = self.model
+        outputs = model.encode(texts, batch_size=batch_size, output_value=None, convert_to_numpy=False,
+                               show_progress_bar=False)
+        vectors = np.zeros((len(texts), 0), dtype=np.float32)
+        pooled: list[np.ndarray] = []
+        for i, (text, out) in enumerate(zip(texts, outputs)):
+            if vectors.shape[1] == 0:
+                vectors = np.zeros((len(texts), out["sentence_embedding"].shape[-1]), dtype=np.float32)
+            vectors[i] = out["sentence_embedding"].float().cpu().numpy()
+            enc = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)
+            tokens = out["token_embeddings"].float().cpu().numpy()
+            span_vectors = pool_spans(tokens, enc["offset_mapping"], enc["attention_mask"], spans[i])
+            norms = np.linalg.norm(span_vectors, axis=1, keepdims=True)
+            pooled.append((span_vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
+        vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+        return vectors, pooled

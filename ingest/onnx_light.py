@@ -106,6 +106,10 @@ class OnnxEncoder:
     def get_embedding_dimension(self) -> int:
         return self._dimension
 
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of `text` with the special tokens, untruncated (chunks are sized with it)."""
+        return len(self.tokenizer(text)["input_ids"])
+
     def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
         return self.encode_spans(texts, [[] for _ in texts], batch_size, normalize_embeddings)[0]
 

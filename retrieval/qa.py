@@ -37,14 +37,13 @@ from typing import Any
 from paperbot import messages
 from paperbot.errors import LLMError
 from paperbot.language import guess_language, looks_english, message_language
+from paperbot.protocols import ChatModel, PaperLibrary
 from paperbot.text import sentences, split_sentences, strip_control
 from retrieval import prompts
 from retrieval.answer import citations_for, extractive_answer
 from retrieval.filters import Filters
 from retrieval.followup import MAX_QUERY_CHARS, FollowUp, Turn, best_sentence, resolve
 from retrieval.grounding import Embed, Grounding, Passage, ground_reply, strip_template
-from retrieval.library import Library
-from retrieval.llm import LLMClient
 from retrieval.types import Answer, Hit, SearchResult
 
 log = logging.getLogger(__name__)
@@ -66,7 +65,7 @@ _GROUNDING_REASONS = {  # grounding problem → the public reason
 }
 
 
-async def answer_question(library: Library, question: str, *, llm: LLMClient | None = None, k: int | None = None,
+async def answer_question(library: PaperLibrary, question: str, *, llm: ChatModel | None = None, k: int | None = None,
                           on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
                           history: Sequence[Turn] = (), filters: Filters | None = None,
                           language: str | None = None) -> Answer:
@@ -137,8 +136,7 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     except LLMError as exc:
         return fallback("LLM_PAUSED" if exc.paused else "LLM_FAILED", exc.detail)
     passages = [Passage.of(c.n, c.label, c.quote) for c in citations]
-    embedder = getattr(library, "embedder", None)
-    verdict = await asyncio.to_thread(judge_reply, completion.text, passages, embedder.encode if embedder else None,
+    verdict = await asyncio.to_thread(judge_reply, completion.text, passages, library.embedder.encode,
                                       question=question, finish_reason=completion.finish_reason,
                                       max_chars=max_chars)
     if verdict.reason:
@@ -155,7 +153,7 @@ async def answer_question(library: Library, question: str, *, llm: LLMClient | N
     )
 
 
-def search_follow_up(library: Library, question: str, history: Sequence[Turn] = (), k: int | None = None) -> SearchResult:
+def search_follow_up(library: PaperLibrary, question: str, history: Sequence[Turn] = (), k: int | None = None) -> SearchResult:
     """What retrieval gives `question` read against `history`, without an LLM (blocking: run it in a thread).
 
     The same search `answer_question` makes without an LLM, so a front end can rebuild an answer's sources.
@@ -166,7 +164,7 @@ def search_follow_up(library: Library, question: str, history: Sequence[Turn] = 
     return library.search(followup.query, k)
 
 
-def scoped_search(library: Library, query: str, followup: FollowUp, k: int | None = None,
+def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int | None = None,
                   filters: Filters | None = None) -> SearchResult:
     """`query` answered only from `followup.papers`; papers the user named are each kept and quoted.
 
@@ -235,7 +233,7 @@ def _grounding_detail(grounding) -> str:
 _TEMPLATE_TOKEN = re.compile(r"<\|[^|>\s]{1,40}\|>|</?s>|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>", re.I)
 
 
-async def rewrite_query(llm: LLMClient, question: str) -> str:
+async def rewrite_query(llm: ChatModel, question: str) -> str:
     """An English search query for `question`, or "" when the model's reply does not look like one.
 
     Refused: template tokens, a repeated sentence, fewer than 3 or more than 300 characters or 24 words,
@@ -246,7 +244,7 @@ async def rewrite_query(llm: LLMClient, question: str) -> str:
     return _usable_query(completion.text)
 
 
-async def condense_question(llm: LLMClient, question: str, history: Sequence[Turn]) -> str:
+async def condense_question(llm: ChatModel, question: str, history: Sequence[Turn]) -> str:
     """A standalone English search query for a follow-up, or "" when the model's reply is unusable.
 
     Validated like a rewrite; the deterministic reading (retrieval/followup.py) stands otherwise.

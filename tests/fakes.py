@@ -9,7 +9,8 @@ import numpy as np
 
 
 class HashEmbedder:
-    """Bag-of-words vectors from hashed tokens: fast, deterministic, counts its work."""
+    """A `paperbot.protocols.TextEmbedder`: bag-of-words vectors from hashed tokens; fast, deterministic,
+    counts its work."""
 
     def __init__(self, name: str = "test-hash", dimension: int = 64) -> None:
         self.name = name

@@ -1,0 +1,72 @@
+"""The seams between the layers, as small Protocols that the real parts and the test fakes both implement.
+
+    TextEmbedder   texts → unit vectors (ingest/embed.py `Embedder`; tests/fakes.py `HashEmbedder`)
+    ChatModel      an OpenAI-compatible chat endpoint (retrieval/llm.py `LLMClient`)
+    PaperLibrary   what answering a question needs of the corpus (retrieval/library.py `Library`)
+
+Code that receives one of these calls it as it is: no `hasattr` or `getattr` about what it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from paperbot.records import Paper
+    from retrieval.filters import Filters
+    from retrieval.llm import Completion
+    from retrieval.types import SearchResult
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """Encodes texts as unit vectors; `name` is pinned to the stores it writes (with `dimension`)."""
+
+    name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray: ...
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The texts' vectors, and for each text one vector per character span, read in its context."""
+        ...
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat-completions endpoint with a circuit breaker: `available` is False while it cools down."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def available(self) -> bool: ...
+
+    def cooldown_left(self) -> float: ...
+
+    async def chat(self, messages: list[dict], *, on_delta: Callable[[str], Awaitable[None] | None] | None = None,
+                   max_tokens: int | None = None, temperature: float | None = None,
+                   stream: bool | None = None) -> Completion: ...
+
+
+@runtime_checkable
+class PaperLibrary(Protocol):
+    """The corpus as question answering sees it: search, papers by id, and the embedder it searches with."""
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult: ...
+
+    def paper(self, paper_id: str) -> Paper | None: ...
