@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from bot.app import messages as bot_messages
 from bot.app.client import PaperBot
@@ -26,7 +27,16 @@ Type a question (follow-ups such as "[2]" or "and for vision models?" continue t
 /ask QUESTION (a fresh question), /search QUERY, /paper LABEL-OR-ID, /author NAME, /area AREA,
 /similar LABEL-OR-ID, /related TEXT, /about, more (sources of the last answer),
 next / prev (pages of the last list), share, quit. Start a question with !nollm (or /ask --no-llm)
-to answer it without the language model."""
+to answer it without the language model.
+The conference week: /plan TOPIC (or /plan saved), save (the last answer's or paper's papers),
+/saved, /saved remove LABEL-OR-ID, /saved clear, /saved bibtex, /saved calendar, /watch TOPIC,
+/watch list, /watch remove N, /forget. Files the bot attaches (.ics, .bib) are written to this folder."""
+# "/word REST" with a subcommand: (command, option); REST is the option's value.
+WEEK = {("/saved", "remove"): ("saved remove", "paper"), ("/watch", "remove"): ("watch remove", "watch")}
+WEEK_BARE = {"/saved": ("saved list", {}), "/saved list": ("saved list", {}), "/saved clear": ("saved clear", {}),
+             "/saved bibtex": ("saved export", {"format": "bib"}),
+             "/saved calendar": ("saved export", {"format": "ics"}), "/watch list": ("watch list", {}),
+             "/forget": ("forget", {}), "/plan saved": ("plan", {"saved": True})}
 # "/word REST" → the slash command and its option; the result is a list that next / prev page through.
 LISTS = {"/search": ("search", "query"), "/author": ("author", "author"), "/area": ("area", "area"),
          "/similar": ("similar", "paper"), "/related": ("related", "text")}
@@ -97,6 +107,31 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
             elif word == "/about":
                 ex = await h.slash("about")
                 kind = "about"
+            elif line.lower() in WEEK_BARE:
+                command, options = WEEK_BARE[line.lower()]
+                ex = await h.slash(command, **options)
+                kind = "week"
+            elif (word, rest.partition(" ")[0]) in WEEK and rest.partition(" ")[2].strip():
+                command, option = WEEK[(word, rest.partition(" ")[0])]
+                value = rest.partition(" ")[2].strip().lstrip("#")
+                if option == "watch" and not value.isdigit():
+                    print("(give the watch's number, as /watch list shows it)", file=out)
+                    continue
+                ex = await h.slash(command, **{option: int(value) if option == "watch" else value})
+                kind = "week"
+            elif word == "/plan" and rest:
+                ex = await h.slash("plan", topic=rest)
+                kind = "week"
+            elif word == "/watch" and rest:
+                ex = await h.slash("watch add", topic=rest)
+                kind = "week"
+            elif line.lower() == "save":
+                target = last.get("save")
+                if target is None or find_button(target, "Save") is None:
+                    print("(no [Save] button to press)", file=out)
+                    continue
+                ex = await h.click(target, "Save")
+                kind = "click"
             elif line.lower() in {"more", "next", "prev", "share"}:
                 label = {"more": "More sources", "next": "Next", "prev": "Previous", "share": "Share in channel"}[
                     line.lower()]
@@ -121,10 +156,34 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
                 streamed.finish()
             for m in ex.messages:
                 print(render_message(m), file=out)
+                for name, data in _files(h, m):
+                    print(f"(wrote {_write(name, data)})", file=out)
                 print("-" * 40, file=out)
             if kind in {"answer", "search"} and ex.messages:
                 last[kind] = ex.messages[-1]
+            if kind in {"answer", "paper"} and ex.messages and find_button(ex.messages[-1], "Save") is not None:
+                last["save"] = ex.messages[-1]
             out.flush()
+
+
+def _files(h: Harness, message: dict) -> list[tuple[str, bytes]]:
+    out = []
+    for a in message.get("attachments") or []:
+        data = h.rest.cdn.get(a["url"])
+        if data is not None:
+            out.append((Path(a["filename"]).name, data))
+    return out
+
+
+def _write(name: str, data: bytes) -> Path:
+    """A file the bot attached, written to the current folder (never over an existing file)."""
+    path = Path(name)
+    n = 1
+    while path.exists():
+        path = Path(f"{Path(name).stem}-{n}{Path(name).suffix}")
+        n += 1
+    path.write_bytes(data)
+    return path
 
 
 def run_repl(settings: Settings, lines=None, out=None, library: Library | None = None) -> int:

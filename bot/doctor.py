@@ -12,6 +12,8 @@
     ✓ LLM endpoint       answers GET {base}/models and lists its models (when LLM_BASE_URL is set);
                          ! (a warning, not a failure) when LLM_MODEL is not among them: many servers
                          (llama-server) answer under any name
+    ✓ users file         saved papers and watches (SQLite beside the store): intact, a schema this version
+                         knows (read-only; not there yet is fine: the bot makes it)
     ✓ Discord token      has the shape of a bot token (never printed)
 
 The store is opened in a child process (``python -m bot.doctor --probe-store``),
@@ -87,7 +89,7 @@ def run_doctor(settings: Settings, *, embedder=None, out: Callable[[str], None] 
     for c in check_store(settings, embedder if model_check.ok else None):
         checks.append(c)
         say(c.line())
-    for c in (check_llm(settings), check_token(settings)):
+    for c in (check_llm(settings), check_users(settings), check_token(settings)):
         checks.append(c)
         say(c.line())
     failed = [c.name for c in checks if not c.ok]
@@ -444,6 +446,21 @@ def check_llm(settings: Settings) -> Check:
                      "(HTTP 404): if answers fall back, set LLM_MODEL to one of those", warning=True)
     listed = f"; it serves {served}" if ids else ""
     return Check("LLM endpoint", True, f"{_public_url(cfg.base_url or '')} answers; model {cfg.model!r}{listed}")
+
+
+def check_users(settings: Settings) -> Check:
+    from paperbot.userdata import inspect
+
+    path = settings.user_db_path
+    if not path.exists():
+        return Check("users file", True, f"{path} not created yet (the bot makes it when it starts)")
+    try:
+        found = inspect(path)
+    except PaperbotError as exc:
+        return Check("users file", False, str(exc), "restore it from a backup, or move it aside (saved papers "
+                     "and watches are lost) and restart the bot; PAPERBOT_USER_DB chooses another file")
+    return Check("users file", True, f"{path}: schema {found.version}, {found.users} users, {found.saved} saved "
+                 f"papers, {found.watches} watches ({found.journal})")
 
 
 def check_token(settings: Settings) -> Check:

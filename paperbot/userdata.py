@@ -6,7 +6,7 @@
     add_watch / watches / remove_watch                    topics whose new papers are sent as digests
     queue / due / mark_sent                               the digest bookkeeping (never the same paper twice)
     changed_papers                                        which papers an ingest added or changed since last seen
-    check                                                 what `paperbot doctor` reports
+    check / inspect                                       integrity and counts (`paperbot doctor`, read-only)
 
 The file is in WAL mode (readers never wait for a writer); writes take the write lock up front
 (BEGIN IMMEDIATE) and wait for it up to `TIMEOUT` seconds. The schema version is `PRAGMA user_version`;
@@ -259,14 +259,33 @@ class UserData:
     # -- health ------------------------------------------------------------------------------------------
 
     def check(self) -> Check:
-        """Integrity and counts, for `paperbot doctor` (UserDataError when the file is damaged)."""
-        with self._read() as db:
-            result = db.execute("PRAGMA quick_check").fetchone()[0]
-            if result != "ok":
-                raise UserDataError(f"{self.path}: damaged ({result})")
-            return Check(path=self.path, version=db.execute("PRAGMA user_version").fetchone()[0],
-                          users=db.execute("SELECT COUNT(DISTINCT user_id) FROM (SELECT user_id FROM saved "
-                                           "UNION SELECT user_id FROM watches)").fetchone()[0],
-                          saved=db.execute("SELECT COUNT(*) FROM saved").fetchone()[0],
-                          watches=db.execute("SELECT COUNT(*) FROM watches").fetchone()[0],
-                          journal=db.execute("PRAGMA journal_mode").fetchone()[0])
+        """Integrity and counts (UserDataError when the file is damaged)."""
+        return inspect(self.path)
+
+
+def inspect(path: Path) -> Check:
+    """Integrity, schema version and counts of a users file, read-only (what `paperbot doctor` reports)."""
+    try:
+        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=TIMEOUT)
+    except sqlite3.Error as exc:
+        raise UserDataError(f"{path}: cannot open the users file ({exc})") from None
+    try:
+        result = db.execute("PRAGMA quick_check").fetchone()[0]
+        if result != "ok":
+            raise UserDataError(f"{path}: damaged ({result})")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > VERSION:
+            raise UserDataError(f"{path}: written by a newer paperbot (schema {version}, this one knows {VERSION})")
+        if version < 1:
+            return Check(path=Path(path), version=version, users=0, saved=0, watches=0,
+                         journal=db.execute("PRAGMA journal_mode").fetchone()[0])
+        return Check(path=Path(path), version=version,
+                     users=db.execute("SELECT COUNT(DISTINCT user_id) FROM (SELECT user_id FROM saved "
+                                      "UNION SELECT user_id FROM watches)").fetchone()[0],
+                     saved=db.execute("SELECT COUNT(*) FROM saved").fetchone()[0],
+                     watches=db.execute("SELECT COUNT(*) FROM watches").fetchone()[0],
+                     journal=db.execute("PRAGMA journal_mode").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        raise UserDataError(f"{path}: not a usable paperbot users file ({exc})") from None
+    finally:
+        db.close()

@@ -58,13 +58,13 @@ def test_good_deployment_passes_every_check(tmp_path, store_env):
                                               "LLM_MODEL": "llama3.1:8b", "LLM_API_KEY": LLM_KEY})
     assert code == 0, lines
     names = ["configuration", "embedding model", "store", "contents", "keyword index", "serving view",
-             "LLM endpoint", "Discord token"]
+             "LLM endpoint", "users file", "Discord token"]
     assert [ln[:1] for ln in lines[:-1]] == ["✓"] * len(names)
     assert [ln[2:].split(":")[0] for ln in lines[:-1]] == names
     assert "40 papers" in line_of(lines, "contents")
     assert "chunks indexed" in line_of(lines, "keyword index")
     assert "current (40 papers" in line_of(lines, "serving view")
-    assert lines[-1] == "8 of 8 checks passed"
+    assert lines[-1] == "9 of 9 checks passed"
     assert DISCORD_TOKEN not in "\n".join(lines) and LLM_KEY not in "\n".join(lines)
 
 
@@ -194,7 +194,7 @@ def test_an_unlisted_llm_model_is_a_warning_not_a_failure(tmp_path, store_env):
     line = line_of(lines, "LLM endpoint")
     assert line.startswith("! LLM endpoint:") and "serves llama3.1:8b; LLM_MODEL='mistral' is not among them" in line
     assert "→" in line and "any name" in line
-    assert lines[-1] == "8 of 8 checks passed"
+    assert lines[-1] == "9 of 9 checks passed"
 
 
 def test_a_listed_llm_model_shows_what_is_served(tmp_path, store_env):
@@ -324,3 +324,23 @@ def test_paperbot_doctor_command_never_shows_the_token_or_key(tmp_path):
     logs = "".join(p.read_text() for p in Path(tmp_path / "logs").glob("paperbot.log*"))
     for secret in (bad_token, LLM_KEY):
         assert secret not in out and secret not in proc.stderr and secret not in logs
+
+
+def test_the_users_file_is_checked_read_only_and_a_damaged_one_fails(tmp_path, store_env):
+    from paperbot.userdata import UserData
+
+    settings = make_settings(tmp_path, **store_env)
+    _, lines = doctor_lines(tmp_path, store_env)
+    assert "not created yet" in line_of(lines, "users file") and not settings.user_db_path.exists()
+    users = UserData(settings.user_db_path)
+    users.save(1, ["a", "b"])
+    users.add_watch(2, "diffusion")
+    _, lines = doctor_lines(tmp_path, store_env)
+    assert line_of(lines, "users file").startswith("✓") and "2 users, 2 saved papers, 1 watches (wal)" in line_of(
+        lines, "users file")
+    for suffix in ("-wal", "-shm"):
+        settings.user_db_path.with_name(settings.user_db_path.name + suffix).unlink(missing_ok=True)
+    settings.user_db_path.write_bytes(b"not a database " * 200)
+    code, lines = doctor_lines(tmp_path, store_env)
+    line = line_of(lines, "users file")
+    assert code == 1 and line.startswith("✗") and str(settings.user_db_path) in line and "PAPERBOT_USER_DB" in line
