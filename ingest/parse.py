@@ -264,6 +264,10 @@ def _loads(text: str, where: str, line: int | None = None) -> Any:
     except RecursionError:
         data = None
         depth = MAX_NESTING + 1
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer of thousands of digits
+        raise InputError(where, f"invalid JSON ({str(exc).split(';')[0]})", line=line) from None
     else:
         depth = _depth(data)
     if depth > MAX_NESTING:

@@ -48,7 +48,13 @@ COLOUR_ABSTAIN = 0x8A8F98
 COLOUR_INFO = 0x3A6EA5
 
 _ELLIPSIS = "…"
-_MENTION_LIKE = re.compile(r"<(@[!&]?|#)(\d+)>")
+# Discord reads `<…>` as a mention (<@id>, <@!id>, <@&id>, <#id>), a command (</name:id>), an emoji
+# (<:name:id>, <a:name:id>), a timestamp (<t:0:R>) or a server page (<id:browse>): a zero-width space after
+# the `<` of anything that starts like one keeps it text.
+_MARKUP_LIKE = re.compile(r"<(?=[@#/:]|a:|t:|id:)", re.IGNORECASE)
+# A `](` whose bracket is preceded by an even number of backslashes (none included) can close a masked
+# link: escaping that bracket leaves no `[label](url)` anywhere in a text live ("[1]" stays as it is).
+_LIVE_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*)(\])(?=\s*\()")
 
 
 @dataclass(frozen=True)
@@ -88,17 +94,21 @@ _UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
 
 
 def escape(text: str) -> str:
-    """Text from a user or an abstract, made inert: no markdown, no mentions, no bidirectional controls.
+    """Text from a user or an abstract, made inert: no markdown, no masked links, no mentions, commands,
+    emoji or timestamps, no control or bidirectional characters.
 
-    Mention syntax (users, roles, channels) is broken up whatever the id looks like, so nothing reads as one.
+    Mention-like syntax is broken up whatever the id looks like, so nothing reads as one; the bracket of
+    every `](` is escaped, so no masked link survives (discord.py's escape_markdown leaves all but the
+    first live).
     """
     text = discord.utils.escape_mentions(discord.utils.escape_markdown(strip_control(text)))
-    return _MENTION_LIKE.sub(lambda m: f"<{m.group(1)}\u200b{m.group(2)}>", text)
+    text = _LIVE_BRACKET.sub(r"\1\\\2", text)
+    return _MARKUP_LIKE.sub("<\u200b", text)
 
 
 def unescape(text: str) -> str:
     """What `escape` made of a text, read back (the bot reads its own titles to rebuild a result)."""
-    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@").replace("#\u200b", "#")
+    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@").replace("#\u200b", "#").replace("<\u200b", "<")
 
 
 def _cut_at(text: str, limit: int) -> int:
@@ -511,7 +521,7 @@ def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
 
 def value_choices(values: Sequence[str]) -> list[tuple[str, str]]:
     """(name, value) pairs for filter autocomplete (authors, areas, keywords…), within Discord's limits."""
-    return [(clip(v, CHOICE_NAME), v) for v in values if len(v) <= CHOICE_VALUE][:CHOICES]
+    return [(clip(strip_control(v), CHOICE_NAME) or "\u2014", v) for v in values if len(v) <= CHOICE_VALUE][:CHOICES]
 
 
 # -- adapters ------------------------------------------------------------------------------

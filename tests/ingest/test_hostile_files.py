@@ -49,6 +49,12 @@ def test_deep_nesting_is_one_line_not_a_recursion_error(tmp_path, name):
     assert "nested more than 64 levels deep" in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_number_of_ten_thousand_digits_is_one_line(tmp_path):
+    path = write(tmp_path / "big.json", '[{"title": "T", "abstract": "' + A1 + '", "n": ' + "9" * 10_000 + "}]")
+    with pytest.raises(InputError, match="invalid JSON"):
+        read_file(path)
+
+
 def test_moderate_nesting_inside_a_record_is_still_read(tmp_path):
     rec = {"title": "T", "abstract": A1, "extra": {"a": {"b": {"c": [1, [2, [3]]]}}}}
     [paper] = parse_file(write(tmp_path / "ok.json", [rec]))
