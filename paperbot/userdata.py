@@ -240,6 +240,10 @@ class UserData:
             db.execute("DELETE FROM watch_pending WHERE watch_id = ?", (watch_id,))
             db.execute("UPDATE watches SET last_digest = ? WHERE id = ?", (now, watch_id))
 
+    def drop_pending(self, watch_id: int) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM watch_pending WHERE watch_id = ?", (watch_id,))
+
     def changed_papers(self, versions: Mapping[str, str]) -> list[str] | None:
         """Papers added or changed since the last call (`versions`: paper id → its version), and remember these.
 

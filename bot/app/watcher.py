@@ -83,19 +83,21 @@ class Watcher:
         due = await asyncio.to_thread(bot.user_data.due, self.interval)
         if not due:
             return 0
-        by_id = {p.paper_id: p for p in await bot.papers()}
+        # The store as it is now (the bot's cached list may be seconds behind another process's ingest).
+        by_id = {p.paper_id: p for p in await asyncio.to_thread(bot.library.papers)}
         sent = 0
         for watch, pending in due[:DIGESTS_PER_RUN]:
-            papers = [by_id[pid] for pid, _ in pending if pid in by_id][: self.per_digest]
-            more = max(0, len([pid for pid, _ in pending if pid in by_id]) - len(papers))
-            if papers:
-                lang = message_language(watch.topic)
-                pages = embeds.digest_pages(watch.id, watch.topic, papers, more, lang)
-                if not await self._deliver(watch.user_id, watch.channel_id, pages):
-                    continue
-                sent += 1
-                self.sent.append((watch.id, [p.paper_id for p in papers]))
-            # Sent, or every paper has left the store: either way these are done.
+            found = [by_id[pid] for pid, _ in pending if pid in by_id]
+            papers = found[: self.per_digest]
+            if not papers:  # every queued paper has left the store since
+                await asyncio.to_thread(bot.user_data.drop_pending, watch.id)
+                continue
+            pages = embeds.digest_pages(watch.id, watch.topic, papers, len(found) - len(papers),
+                                        message_language(watch.topic))
+            if not await self._deliver(watch.user_id, watch.channel_id, pages):
+                continue
+            sent += 1
+            self.sent.append((watch.id, [p.paper_id for p in papers]))
             await asyncio.to_thread(bot.user_data.mark_sent, watch.id, [p.paper_id for p in papers])
         return sent
 

@@ -198,3 +198,24 @@ async def test_admin_watch_posts_in_a_channel_and_forget_deletes_everything(make
     assert len(posted) == 1 and "Retrieval-Augmented Theorem Proving" in posted[0]["embeds"][0]["description"]
     assert gone.messages[-1]["content"] == "Deleted everything I kept about you: 1 saved papers and 1 watches."
     assert "no saved papers" in empty.messages[-1]["content"]
+
+
+async def test_digests_are_rate_limited_per_watch_and_queued_papers_come_next(make_bot, tmp_path, corpus):
+    shapes.write_json(corpus / "program.json", week_papers({204}))
+    with Library(make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus)), embedder=HashEmbedder()) as lib:
+        lib.ingest()
+        bot = make_bot(lib)
+        async with Harness(bot) as h:
+            await h.slash("watch add", topic="preference optimization")
+            shapes.write_json(corpus / "program.json", week_papers({204, 201}))
+            first = await h.slash("reindex", permissions=MANAGE_GUILD)
+            shapes.write_json(corpus / "program.json", week_papers({204, 201, 202}))
+            soon = await h.slash("reindex", permissions=MANAGE_GUILD)  # within the interval: queued, not sent
+            bot.watcher.interval = 0  # the interval has passed
+            later = await h.background(bot.watcher.run_once())
+    dm = [m for m in first.messages if "guild_id" not in m and m["embeds"]]
+    assert len(dm) == 1 and "Direct Preference Optimization" in dm[0]["embeds"][0]["description"]
+    assert not [m for m in soon.messages if "guild_id" not in m and m["embeds"]]
+    [queued] = later.messages
+    body = queued["embeds"][0]["description"]
+    assert "Reward Models That Know When They Are Wrong" in body and "Direct Preference" not in body
