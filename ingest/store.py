@@ -40,6 +40,12 @@ LOCK_NAME = "paperbot.lock"
 SCHEMA_VERSION = 1
 # Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
 PAGE = 500
+# Rows written per call. Chroma's embedded client holds the GIL through a whole write (it releases it only
+# for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every other
+# thread of the process (a bot's event loop) for seconds; small calls with a short pause between them let
+# the other threads run (benchmarks/loop_lag.py).
+WRITE_BATCH = 32
+WRITE_PAUSE = 0.01  # seconds between two write calls
 # The companion collection holding every abstract sentence's vector, for snippets without query-time embedding:
 # one row per paper version, its sentences' spans and float16 vectors packed in the metadata. Chroma's vector
 # index is not used for them (each row's 1-number embedding is a placeholder), so reading a few papers' rows
@@ -240,28 +246,45 @@ class Store:
         return out
 
     def query(self, vector, n: int) -> list[tuple[str, float]]:
-        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first."""
-        total = self.count()
-        if total == 0:
-            return []
+        """Nearest chunks to a unit vector: (chunk id, cosine similarity), best first.
+
+        Asks for `n` directly (Chroma 1.x returns fewer when it holds fewer): a count first would
+        be one more call that holds the GIL, and waits behind an ingest's writes while doing so.
+        """
+        embedding = [list(map(float, vector))]
         try:
-            res = self._collection.query(query_embeddings=[list(map(float, vector))], n_results=min(n, total),
-                                         include=["distances"])
-        except Exception as exc:
-            raise self._wrap(exc, "query") from None
+            res = self._collection.query(query_embeddings=embedding, n_results=n, include=["distances"])
+        except Exception:
+            total = self.count()  # a server that refuses more results than it holds
+            if total == 0:
+                return []
+            try:
+                res = self._collection.query(query_embeddings=embedding, n_results=min(n, total),
+                                             include=["distances"])
+            except Exception as exc:
+                raise self._wrap(exc, "query") from None
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
 
     # -- writing -----------------------------------------------------------------
 
     def max_batch(self) -> int:
+        """Rows per write call: WRITE_BATCH, or less when the server takes less."""
         try:
-            return max(1, min(int(self._client.get_max_batch_size()), 5000))
+            return max(1, min(int(self._client.get_max_batch_size()), WRITE_BATCH))
         except Exception:
-            return 1000
+            return WRITE_BATCH
+
+    def _writes(self, n: int) -> Iterator[int]:
+        """Start offsets of the write calls for `n` rows, with a short pause between calls (see WRITE_BATCH)."""
+        step = self.max_batch()
+        for i in range(0, n, step):
+            if i:
+                time.sleep(WRITE_PAUSE)
+            yield i
 
     def upsert(self, ids: list[str], embeddings, documents: list[str], metadatas: list[dict]) -> None:
         step = self.max_batch()
-        for i in range(0, len(ids), step):
+        for i in self._writes(len(ids)):
             try:
                 self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
                                         documents=documents[i:i + step], metadatas=metadatas[i:i + step])
@@ -270,7 +293,7 @@ class Store:
 
     def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
         step = self.max_batch()
-        for i in range(0, len(ids), step):
+        for i in self._writes(len(ids)):
             try:
                 self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
             except Exception as exc:
@@ -282,8 +305,9 @@ class Store:
         """Store, per paper version (paper id, content hash), its sentences' spans and vectors (one row each)."""
         if self._snippets is None:
             return
-        for i in range(0, len(rows), PAGE):
-            page = rows[i:i + PAGE]
+        step = self.max_batch()
+        for i in self._writes(len(rows)):
+            page = rows[i:i + step]
             try:
                 self._snippets.upsert(
                     ids=[snippet_id(pid, h) for pid, h, _, _ in page],
@@ -298,9 +322,10 @@ class Store:
         """Remove the sentence vectors of these paper versions."""
         if self._snippets is None:
             return
-        for i in range(0, len(content_hashes), PAGE):
+        step = self.max_batch()
+        for i in self._writes(len(content_hashes)):
             try:
-                self._snippets.delete(where={"content_hash": {"$in": content_hashes[i:i + PAGE]}})
+                self._snippets.delete(where={"content_hash": {"$in": content_hashes[i:i + step]}})
             except Exception as exc:
                 raise self._wrap(exc, "delete sentence vectors") from None
 
@@ -382,7 +407,7 @@ class Store:
 
     def delete(self, ids: list[str]) -> None:
         step = self.max_batch()
-        for i in range(0, len(ids), step):
+        for i in self._writes(len(ids)):
             try:
                 self._collection.delete(ids=ids[i:i + step])
             except Exception as exc:

@@ -40,9 +40,11 @@ def steady_heap() -> bool:
     return applied
 
 
-def release_free_memory() -> None:
-    """Give memory freed after a large build back to the OS (glibc keeps it otherwise)."""
-    gc.collect()
+def release_free_memory(collect: bool = True) -> None:
+    """Give memory freed after a large build back to the OS (glibc keeps it otherwise); `collect` runs a full
+    garbage collection first (it holds the interpreter: other threads wait)."""
+    if collect:
+        gc.collect()
     libc = _libc()
     if libc is not None:
         libc.malloc_trim(0)

@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 PAPERS_RECHECK = 5.0  # seconds between checks that the cached paper list is still the store's
+PAPERS_RELOAD_WAIT = 0.1  # seconds a lookup waits for a reload of the paper list before using the current one
 LOOKUP_FACTOR = 6  # cheap lookups (/paper, buttons) allowed per question in the same window
 RESULTS_KEPT = 512  # answers and searches remembered for their buttons (older ones are rebuilt or refused)
 
@@ -108,7 +109,9 @@ class PaperBot(discord.Client):
         self._papers: list[Paper] | None = None
         self._papers_version = ""
         self._papers_checked = 0.0
+        self._papers_reload: asyncio.Task | None = None
         self._facets: tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]] | None = None
+        self._facets_build: tuple[list[Paper], asyncio.Future] | None = None
         self.tree = PaperTree(
             self,
             allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
@@ -214,11 +217,17 @@ class PaperBot(discord.Client):
     async def _facet_cache(self) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
         papers = await self.papers()
         if self._facets is None or self._facets[0] is not papers:
-            def build() -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
-                counts = facets(papers)
-                return papers, counts, {name: Choices(c) for name, c in counts.items()}
+            if self._facets_build is None or self._facets_build[0] is not papers:
+                def build() -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
+                    counts = facets(papers)
+                    return papers, counts, {name: Choices(c) for name, c in counts.items()}
 
-            self._facets = await asyncio.to_thread(build)
+                self._facets_build = (papers, asyncio.ensure_future(asyncio.to_thread(build)))
+            task = self._facets_build[1]
+            if self._facets is not None:  # as for the paper list: the current choices while new ones are made
+                await asyncio.wait([task], timeout=PAPERS_RELOAD_WAIT)
+            if self._facets is None or task.done():
+                self._facets = await task
         return self._facets
 
     async def plan(self, text: str, k: int, day: str = "") -> Plan:
@@ -263,15 +272,36 @@ class PaperBot(discord.Client):
             return await asyncio.to_thread(search_follow_up, self.library, question, history)
 
     async def papers(self) -> list[Paper]:
-        """Every paper, cached for autocomplete; reloaded when any process has changed the store."""
+        """Every paper, cached for autocomplete; reloaded when any process has changed the store.
+
+        Once there is a list, a reload runs in the background; the caller waits for it at most
+        PAPERS_RELOAD_WAIT and is served the current list otherwise: rebuilding the view after a
+        change takes seconds at conference scale, and /paper and autocomplete must answer
+        within Discord's 3 s.
+        """
         now = time.monotonic()
-        if self._papers is None or now - self._papers_checked >= PAPERS_RECHECK:
+        if self._papers is None:
             version = await asyncio.to_thread(self.library.content_version)
-            if self._papers is None or version != self._papers_version:
-                self._papers = await asyncio.to_thread(self.library.papers)
-                self._papers_version = version
+            self._papers = await asyncio.to_thread(self.library.papers)
+            self._papers_version, self._papers_checked = version, now
+        elif now - self._papers_checked >= PAPERS_RECHECK and self._papers_reload is None:
             self._papers_checked = now
+            self._papers_reload = asyncio.create_task(self._reload_papers())
+        reload = self._papers_reload
+        if reload is not None:
+            await asyncio.wait([reload], timeout=PAPERS_RELOAD_WAIT)
         return self._papers
+
+    async def _reload_papers(self) -> None:
+        try:
+            version = await asyncio.to_thread(self.library.content_version)
+            if version != self._papers_version:
+                papers = await asyncio.to_thread(self.library.papers)
+                self._papers, self._papers_version = papers, version
+        except Exception:  # the store is down: the list in memory stays, the next check tries again
+            log.warning("could not reload the paper list", exc_info=True)
+        finally:
+            self._papers_reload = None
 
     def remember(self, key: str, result: Answer | SearchResult) -> None:
         """Keep a result for its buttons (the newest RESULTS_KEPT)."""
@@ -293,7 +323,8 @@ class PaperBot(discord.Client):
         return True
 
     def forget_papers(self) -> None:
-        self._papers = None
+        """The store changed (a /reindex): the next call reloads the list (in the background, see `papers`)."""
+        self._papers_checked = float("-inf")
 
     async def find_paper(self, typed: str) -> Paper | None:
         papers = await self.papers()

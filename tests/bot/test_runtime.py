@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -64,3 +65,33 @@ def test_loading_the_model_leaves_the_process_environment_alone():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
                          check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [None, None]
+
+
+@pytest.mark.anyio
+async def test_lookups_are_answered_from_the_current_list_while_a_slow_reload_runs(tmp_path, stub_library,
+                                                                                   monkeypatch):
+    """After a change the view is rebuilt (seconds at conference scale): autocomplete must not wait for it."""
+    import threading
+
+    monkeypatch.setattr(client, "PAPERS_RECHECK", 0.0)
+    release = threading.Event()
+    slow = stub_library.papers
+
+    def held_papers():
+        release.wait(30)
+        return slow()
+
+    bot = PaperBot(Services(make_settings(tmp_path), stub_library))
+    async with Harness(bot) as h:
+        before = await h.autocomplete("paper", "paper", "quokka")
+        stub_library.records.append(Paper(paper_id="q1", source="new.txt", position=1, label="Quokka",
+                                          abstract="Quokkas are studied here."))
+        stub_library.version = "v2"
+        monkeypatch.setattr(stub_library, "papers", held_papers)
+        during = await h.autocomplete("paper", "paper", "quokka")  # the reload is held: the current list answers
+        release.set()
+        while bot._papers_reload is not None:
+            await asyncio.sleep(0.01)
+        after = await h.autocomplete("paper", "paper", "quokka")
+    assert before.calls[0].json["data"]["choices"] == during.calls[0].json["data"]["choices"] == []
+    assert [c["value"] for c in after.calls[0].json["data"]["choices"]] == ["q1"]

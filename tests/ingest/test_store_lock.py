@@ -89,3 +89,29 @@ def test_cli_on_a_locked_store_says_to_run_a_chroma_server(holder, command, tmp_
     assert "run a Chroma server (`chroma run --path DIR`) and set CHROMA_HOST" in lines[-1]
     assert "Traceback" not in done.stderr
     assert holder.poll() is None  # the holder was not disturbed
+
+
+def test_writes_go_to_chroma_in_small_calls(tmp_path):
+    """Chroma's embedded client holds the GIL through a whole write: a bot's event loop waits for each call."""
+    import numpy as np
+
+    from ingest import store as store_module
+    from ingest.store import Store
+    from tests.conftest import make_settings
+
+    with Store(make_settings(tmp_path).store, "test-hash", 8) as store:
+        sizes = []
+        real = store._collection.upsert
+
+        def upsert(**kw):
+            sizes.append(len(kw["ids"]))
+            return real(**kw)
+
+        store._collection.upsert = upsert
+        n = store_module.WRITE_BATCH * 2 + 5
+        store.upsert([f"p{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32), ["t"] * n,
+                     [{"paper_id": f"p{i}"} for i in range(n)])
+        assert sizes == [store_module.WRITE_BATCH, store_module.WRITE_BATCH, 5]
+        assert store.count() == n
+        store.delete([f"p{i}:h:0" for i in range(n)])
+        assert store.count() == 0 and store.query(np.ones(8, dtype=np.float32), n=10) == []

@@ -1,0 +1,181 @@
+"""Is the bot's event loop free while it reindexes, and while it rebuilds its serving view?
+
+The real client runs over the mock-client harness (real discord.py classes, real store
+and model). While the slow work runs in its worker threads, a stream of interactions
+arrives, one every 150 ms in turn: /paper, its autocomplete, author autocomplete, /ask.
+Printed: the largest event-loop lag (a 10 ms sleep woken late; goal ≤ 100 ms) and the
+acknowledgement times (event → first response: the defer of /ask, the autocomplete
+answer, /paper's message, counted from when the interaction was due, so a stalled loop
+counts against it; goal ≤ 200 ms; Discord drops what is not acknowledged in 3 s).
+
+  1. /reindex of the bundled corpus after every abstract in it changed (all 57 papers
+     embedded again, the old chunks deleted), then the view rebuilt for the new version.
+  2. A view rebuild on a bigger store (`--store`, e.g. one grown by grow_store.py): another
+     process's write (a new content version) makes the next question rebuild it.
+
+    .venv/bin/python benchmarks/loop_lag.py [--store /tmp/startup/store-20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bot_concurrency import lag_monitor, pct  # noqa: E402
+from bot.app.client import PaperBot  # noqa: E402
+from bot.harness import MANAGE_GUILD, MEMBER_PERMS, Harness  # noqa: E402
+from bot.runtime import open_services  # noqa: E402
+from paperbot.settings import BUNDLED_CORPUS, Settings  # noqa: E402
+
+PACE = 0.15  # seconds between two interactions of the stream
+QUESTIONS = ["how do people fine-tune by masking weights?", "what is NV-CoT?", "reward hacking in RLHF",
+             "diffusion models for protein design"]
+
+
+def revise_corpus(src: Path, dst: Path) -> None:
+    """A copy of the bundled corpus where every abstract gained a sentence: each paper is new to the store."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in sorted(src.iterdir()):
+        header, *abstracts = f.read_text(encoding="utf-8").split("\n\n")
+        revised = [a.rstrip() + " This revision adds one sentence." for a in abstracts if a.strip()]
+        (dst / f.name).write_text("\n\n".join([header, *revised]) + "\n", encoding="utf-8")
+
+
+async def stream(h: Harness, stop: asyncio.Event, acks: dict[str, list[float]], answers: list[float]) -> None:
+    """One interaction every PACE seconds until `stop`; each one's acknowledgement time by kind."""
+    papers = await h.bot.papers()
+    label = papers[0].label
+    running: set[asyncio.Task] = set()
+    i = 0
+
+    async def one(kind: str, ex, planned: float) -> None:
+        while not ex.calls:
+            await asyncio.sleep(0.002)
+        acks[kind].append(ex.calls[0].at - planned)  # from when Discord would have delivered it
+        await h.wait(ex, timeout=600)
+        if kind == "ask":
+            answers.append(ex.last_latency() or float("nan"))
+        h.forget(ex)
+
+    start = time.perf_counter()
+    while not stop.is_set():
+        planned = start + i * PACE
+        user = h.user(10**17 + i % 40, f"user{i % 40}")
+        kind = ("paper", "paper autocomplete", "author autocomplete", "ask")[i % 4]
+        if kind == "paper":
+            ex = h.feed_interaction(h.slash_payload("paper", paper=label, user=user))
+        elif kind == "ask":
+            ex = h.feed_interaction(h.slash_payload("ask", question=QUESTIONS[i // 4 % len(QUESTIONS)], user=user))
+        else:
+            command, option, value = ("paper", "paper", label[:3]) if kind == "paper autocomplete" else \
+                ("search", "author", "Zh")
+            command_obj = h._command(command)
+            data = {"id": str(h.payloads.next_id()), "name": command, "type": 1,
+                    "options": h.payloads.options(command_obj, {"query": "x", option: value} if command == "search"
+                                                  else {option: value}, focused=option)}
+            ex = h.feed_interaction(h.payloads.interaction(4, data, user=user, dm=False, roles=(),
+                                                           permissions=MEMBER_PERMS), name=kind)
+        task = asyncio.create_task(one(kind, ex, planned))
+        running.add(task)
+        task.add_done_callback(running.discard)
+        i += 1
+        await asyncio.sleep(max(0.0, start + i * PACE - time.perf_counter()))
+    await asyncio.gather(*running)
+
+
+def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[float], took: float) -> None:
+    every = [a for v in acks.values() for a in v]
+    print(f"{name}: {took:.1f} s; max event-loop lag {lag * 1000:.0f} ms (goal <= 100 ms); acknowledgements: "
+          f"max {max(every) * 1000:.0f} ms (goal <= 200 ms) over {len(every)}", flush=True)
+    for kind, values in acks.items():
+        if values:
+            print(f"  {kind}: {len(values)}, p50 {statistics.median(values) * 1000:.0f} ms, "
+                  f"max {max(values) * 1000:.0f} ms")
+    if answers:
+        print(f"  /ask answered: p50 {statistics.median(answers):.2f} s, p95 {pct(answers, 0.95):.2f} s")
+
+
+async def measure(h: Harness, name: str, work) -> None:
+    """Run `work` (a coroutine factory) with the stream of interactions beside it; print the figures."""
+    stop = asyncio.Event()
+    acks: dict[str, list[float]] = {k: [] for k in ("paper", "paper autocomplete", "author autocomplete", "ask")}
+    answers: list[float] = []
+    monitor = asyncio.create_task(lag_monitor(stop))
+    feeder = asyncio.create_task(stream(h, stop, acks, answers))
+    await asyncio.sleep(0.3)
+    start = time.perf_counter()
+    await work()
+    took = time.perf_counter() - start
+    await asyncio.sleep(0.5)
+    stop.set()
+    await feeder
+    report(name, await monitor, acks, answers, took)
+
+
+async def reindex_case(tmp: Path) -> None:
+    corpus = tmp / "corpus"
+    shutil.copytree(BUNDLED_CORPUS, corpus)
+    env = {**os.environ, "CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
+           "PAPERBOT_CORPUS": str(corpus), "DISCORD_RATE_LIMIT": "10000"}
+    settings = Settings.from_env(env)
+    async with open_services(settings, ingest_if_empty=True, warm_up=True) as services, \
+            Harness(PaperBot(services)) as h:
+        shutil.rmtree(corpus)
+        revise_corpus(BUNDLED_CORPUS, corpus)
+
+        async def reindex() -> None:
+            ex = await h.wait(h.feed_interaction(h.slash_payload("reindex", permissions=MANAGE_GUILD)), timeout=1200)
+            print(f"  reindex: {ex.calls[-1].json.get('content', '')[:120]}")
+            await h.bot.papers()  # the view of the new version, as the next question builds it
+            await asyncio.to_thread(services.library.search, "warm up")
+
+        await measure(h, "1. /reindex of the bundled corpus, every abstract changed, then the view rebuilt", reindex)
+
+
+async def rebuild_case(store: Path, tmp: Path) -> None:
+    env = {**os.environ, "CHROMA_PATH": str(store), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
+           "DISCORD_RATE_LIMIT": "10000"}
+    settings = Settings.from_env(env)
+    async with open_services(settings, warm_up=True) as services, Harness(PaperBot(services)) as h:
+        library = services.library
+        papers = len(await h.bot.papers())
+
+        async def rebuild() -> None:
+            await asyncio.to_thread(library.store.bump_version)  # as another process's ingest would
+            await asyncio.to_thread(library.search, "the question that finds the store changed")
+            await asyncio.sleep(PACE * 8)  # the bot's own paper list catches up (it checks every few seconds)
+
+        await measure(h, f"2. view rebuild at {papers:,} papers ({store})", rebuild)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", type=Path, default=None, help="an ingested store for the rebuild case (a copy is used)")
+    ap.add_argument("--skip-reindex", action="store_true")
+    ap.add_argument("--dir", type=Path, default=None,
+                    help="where the stores go (e.g. /dev/shm: memory, to tell the disk's share of the stalls)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="paperbot-lag-", dir=args.dir))
+    print(f"load average {os.getloadavg()[0]:.1f}; an interaction every {PACE * 1000:.0f} ms", flush=True)
+    if not args.skip_reindex:
+        asyncio.run(reindex_case(tmp / "reindex"))
+    if args.store:
+        copy = tmp / "store"
+        shutil.copytree(args.store, copy, symlinks=False)
+        asyncio.run(rebuild_case(copy, tmp))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
