@@ -11,6 +11,7 @@
     paperbot chat                       the bot's answers in a terminal
     paperbot run                        the Discord bot
     paperbot doctor                     check a deployment
+    paperbot health                     is the running bot alive? (its heartbeat; the Docker HEALTHCHECK)
 
 Expected failures print one line to stderr and exit 1; anything else is logged
 with its traceback and reported in one line too.
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("chat", help="ask questions in the terminal, answered as the bot would")
     sub.add_parser("run", help="start the Discord bot")
     sub.add_parser("doctor", help="check configuration, model, store, index, LLM and token")
+    sub.add_parser("health", help="exit 0 if the running bot's heartbeat is fresh and it is connected, else 1")
     return p
 
 
@@ -384,7 +386,7 @@ def cmd_chat(args, settings: Settings) -> int:
 
 
 def cmd_run(args, settings: Settings) -> int:
-    from bot.app.client import run_bot
+    from bot.app.lifecycle import run_bot
 
     return run_bot(settings)
 
@@ -393,6 +395,12 @@ def cmd_doctor(args, settings: Settings) -> int:
     from bot.doctor import run_doctor
 
     return run_doctor(settings)
+
+
+def cmd_health(args, settings: Settings) -> int:
+    from bot.health import check
+
+    return check(settings.heartbeat_path)
 
 
 COMMANDS = {
@@ -407,6 +415,7 @@ COMMANDS = {
     "chat": cmd_chat,
     "run": cmd_run,
     "doctor": cmd_doctor,
+    "health": cmd_health,
 }
 
 if __name__ == "__main__":

@@ -22,6 +22,11 @@ log = logging.getLogger(__name__)
 
 _BUNDLED_ALIASES = {BUNDLED_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
 ONNX_PRECISION = {"onnx": "fp32", "onnx-int8": "int8"}
+# The Docker image leaves torch out unless it is built for the torch backend (docs/deployment.md).
+TORCH_MISSING = ("{what} needs torch, which this installation does not have. The Docker image leaves torch out "
+                 "unless it is built with `--build-arg EMBEDDING_BACKEND=torch`: its EMBEDDING_BACKEND=onnx serves "
+                 "the export made at build time in the image's PAPERBOT_CACHE_DIR. Keep the image's EMBEDDING_BACKEND "
+                 "and PAPERBOT_CACHE_DIR, rebuild with that build arg, or install torch (scripts/setup.sh).")
 
 
 def resolve_model(name: str) -> str:
@@ -65,7 +70,8 @@ class Embedder:
     """Thread-safe, lazily loaded text → unit-vector encoder."""
 
     def __init__(self, settings: EmbeddingSettings | None = None) -> None:
-        self.settings = settings or EmbeddingSettings()
+        # No settings: EMBEDDING_* and PAPERBOT_CACHE_DIR from the environment, as a configured process reads them.
+        self.settings = settings or EmbeddingSettings.from_env()
         # Pinned to the store: a collection built with one backend refuses the other.
         self.name = self.settings.pinned_name
         self._model: Encoder | None = None
@@ -87,6 +93,8 @@ class Embedder:
         try:
             if self.settings.backend in ONNX_PRECISION:
                 return self._load_onnx(target, ONNX_PRECISION[self.settings.backend])
+            if not _has_torch():
+                raise ModelError(TORCH_MISSING.format(what="EMBEDDING_BACKEND=torch"))
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
@@ -112,6 +120,10 @@ class Embedder:
 
             raise ModelError(f"{INSTALL_HINT} ({exc})") from None
         if encoder is None:
+            if not _has_torch():
+                raise ModelError(TORCH_MISSING.format(
+                    what=f"EMBEDDING_BACKEND={self.settings.backend} has no export of {target} in "
+                         f"{self.settings.cache_dir or 'the cache'} yet; making one"))
             from ingest.onnx_backend import load_quantized
 
             load_quantized(target, self.settings.cache_dir)  # writes the export to the cache
@@ -153,6 +165,12 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self.model.encode(texts, batch_size=batch_size or self.settings.batch_size)
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _has_torch() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
 
 
 class Encoder(Protocol):

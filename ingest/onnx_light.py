@@ -55,9 +55,9 @@ def local_model_folder(model_path: str) -> Path:
 def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
     """Where the export of the model in `folder` lives: keyed by its path, files and the quantization config."""
     if cache_dir is None:
-        from paperbot.settings import default_cache_dir
+        from paperbot.settings import EmbeddingSettings
 
-        cache_dir = default_cache_dir()
+        cache_dir = EmbeddingSettings.from_env().cache_dir
     h = hashlib.sha256(json.dumps(QUANTIZATION, sort_keys=True).encode())
     h.update(str(folder).encode())
     for f in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -66,8 +66,14 @@ def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
     return Path(cache_dir) / "onnx" / f"{folder.name}-{h.hexdigest()[:16]}"
 
 
-def is_complete(target: Path) -> bool:
-    return (target / MANIFEST).is_file() and all((target / f).is_file() for f in MODEL_FILES.values())
+def is_complete(target: Path, precision: str | None = None) -> bool:
+    """The export at `target` is finished (its manifest is written last) and holds the `precision` model file.
+
+    precision None asks for both files (what an export writes); a Docker image keeps only the one its
+    default backend serves.
+    """
+    files = MODEL_FILES.values() if precision is None else [MODEL_FILES[precision]]
+    return (target / MANIFEST).is_file() and all((target / f).is_file() for f in files)
 
 
 class _TokenCounter:
@@ -170,6 +176,6 @@ def load_exported(model_path: str, cache_dir: Path | None = None, precision: str
     """The encoder over an existing export of `model_path` (`precision` fp32 or int8), or None before the export."""
     folder = local_model_folder(model_path)
     target = export_dir(folder, cache_dir)
-    if not is_complete(target) or not (folder / "tokenizer.json").is_file():
+    if not is_complete(target, precision) or not (folder / "tokenizer.json").is_file():
         return None
     return OnnxEncoder(folder, target / MODEL_FILES[precision])

@@ -72,6 +72,25 @@ class EmbeddingSettings:
     # Where the ONNX backends keep their export (EMBEDDING_CACHE_DIR, else PAPERBOT_CACHE_DIR); None: the default.
     cache_dir: Path | None = None
 
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> EmbeddingSettings:
+        """EMBEDDING_* and PAPERBOT_CACHE_DIR alone: what `Embedder()` uses when it is given no settings.
+
+        The same reads as Settings.from_env, so an export made by a bare `Embedder()` (a Docker build step,
+        scripts/setup.sh) lands where the configured process looks for it.
+        """
+        e = _Env(os.environ if env is None else env)
+        return cls._from(e, e.path("PAPERBOT_CACHE_DIR", default_cache_dir()))
+
+    @classmethod
+    def _from(cls, e: _Env, cache_dir: Path) -> EmbeddingSettings:
+        return cls(
+            model=e.str("EMBEDDING_MODEL") or cls.model,
+            backend=e.choice("EMBEDDING_BACKEND", cls.backend, EMBEDDING_BACKENDS),
+            batch_size=e.int("EMBEDDING_BATCH_SIZE", cls.batch_size, lo=1, hi=4096),
+            cache_dir=e.path("EMBEDDING_CACHE_DIR", cache_dir),
+        )
+
     @property
     def pinned_name(self) -> str:
         """The name pinned to a collection: onnx and torch give the model's own vectors, onnx-int8 its own."""
@@ -161,6 +180,13 @@ class Settings:
             return self.user_db
         folder = self.cache_dir if self.store.host else self.store.path.parent
         return folder / "paperbot-users.sqlite3"
+    # `paperbot run` rewrites this file every heartbeat_interval seconds; `paperbot health` reads it (bot/health.py).
+    heartbeat_file: Path | None = None  # default: log_dir (else cache_dir) / heartbeat.json
+    heartbeat_interval: float = 5.0
+
+    @property
+    def heartbeat_path(self) -> Path:
+        return self.heartbeat_file or (self.log_dir or self.cache_dir) / "heartbeat.json"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -182,12 +208,7 @@ class Settings:
             timeout=e.float("CHROMA_TIMEOUT", StoreSettings.timeout, lo=0.1),
         )
         cache_dir = e.path("PAPERBOT_CACHE_DIR", default_cache_dir())
-        embedding = EmbeddingSettings(
-            model=e.str("EMBEDDING_MODEL") or EmbeddingSettings.model,
-            backend=e.choice("EMBEDDING_BACKEND", EmbeddingSettings.backend, EMBEDDING_BACKENDS),
-            batch_size=e.int("EMBEDDING_BATCH_SIZE", EmbeddingSettings.batch_size, lo=1, hi=4096),
-            cache_dir=e.path("EMBEDDING_CACHE_DIR", cache_dir),
-        )
+        embedding = EmbeddingSettings._from(e, cache_dir)
         retrieval = RetrievalSettings(
             top_k=e.int("RETRIEVAL_TOP_K", RetrievalSettings.top_k, lo=1, hi=50),
             min_dense=e.float("RETRIEVAL_MIN_DENSE", RetrievalSettings.min_dense, lo=-1.0, hi=1.0),
@@ -234,6 +255,8 @@ class Settings:
             log_dir=e.path("PAPERBOT_LOG_DIR", cls.log_dir),
             user_db=e.path("PAPERBOT_USER_DB", cls.user_db),
             log_level=e.choice("PAPERBOT_LOG_LEVEL", cls.log_level, ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
+            heartbeat_file=e.path("PAPERBOT_HEARTBEAT_FILE", cls.heartbeat_file),
+            heartbeat_interval=e.float("PAPERBOT_HEARTBEAT_INTERVAL", cls.heartbeat_interval, lo=0.1, hi=300.0),
         )
 
 

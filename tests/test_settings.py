@@ -32,13 +32,32 @@ def example_text() -> str:
     return (REPO / ".env.example").read_text(encoding="utf-8")
 
 
+# A documented setting: `NAME=value`, or `# NAME=value` for one the Docker image sets and .env must not undo.
+SETTING_LINE = r"^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$"
+
+
 def example_values() -> dict[str, str]:
-    """Every NAME=value line of .env.example; comments and blank lines are skipped."""
-    values = {}
-    for line in example_text().splitlines():
-        if m := re.fullmatch(r"([A-Z][A-Z0-9_]*)=(.*)", line.strip()):
-            values[m[1]] = m[2].strip()
-    return values
+    """Every NAME=value line of .env.example, commented out or not; other comments and blank lines are skipped."""
+    return {m[1]: m[2].strip() for m in re.finditer(SETTING_LINE, example_text(), flags=re.M)}
+
+
+def env_file_values() -> dict[str, str]:
+    """What a .env copied from .env.example sets, read as paperbot reads it (python-dotenv)."""
+    from dotenv import dotenv_values
+
+    return {k: v or "" for k, v in dotenv_values(REPO / ".env.example").items()}
+
+
+def image_env() -> dict[str, str]:
+    """The ENV of the Dockerfile's last stage, with its build args at their defaults."""
+    text = re.sub(r"\\\n\s*", " ", (REPO / "Dockerfile").read_text(encoding="utf-8"))
+    stage = text[text.rindex("\nFROM "):]
+    args = dict(re.findall(r"^ARG (\w+)=(\S*)", stage, flags=re.M))
+    env: dict[str, str] = {}
+    for line in re.findall(r"^ENV (.+)$", stage, flags=re.M):
+        for name, value in re.findall(r"(\w+)=(\S+)", line):
+            env[name] = re.sub(r"\$\{(\w+)\}", lambda m: args[m[1]], value)
+    return env
 
 
 class RecordingEnv(Mapping[str, str]):
@@ -70,8 +89,27 @@ def names_read_by_from_env() -> set[str]:
 
 
 def test_example_parses_and_has_no_duplicates():
-    names = re.findall(r"^([A-Z][A-Z0-9_]*)=", example_text(), flags=re.M)
+    names = [m[0] for m in re.findall(SETTING_LINE, example_text(), flags=re.M)]
     assert names and len(names) == len(set(names))
+
+
+def test_copying_the_example_to_env_changes_no_default():
+    values = env_file_values()
+    assert values, ".env.example sets nothing"
+    assert Settings.from_env(values) == Settings.from_env({})
+
+
+def test_an_env_file_copied_from_the_example_leaves_the_image_settings_alone():
+    """compose's env_file and `docker run --env-file` put every line over the image's ENV."""
+    image = image_env()
+    assert image["CHROMA_PATH"] == "/data/chroma" and image["PAPERBOT_CACHE_DIR"] == "/opt/paperbot-cache"
+    assert Settings.from_env(image | env_file_values()) == Settings.from_env(image)
+
+
+@pytest.mark.parametrize("name", ["CHROMA_PATH", "PAPERBOT_CACHE_DIR", "PAPERBOT_LOG_DIR", "EMBEDDING_CACHE_DIR",
+                                  "PAPERBOT_CORPUS", "PAPERBOT_HEARTBEAT_FILE", "CHROMA_HOST", "LLM_BASE_URL"])
+def test_an_empty_value_means_unset(name):
+    assert Settings.from_env({name: ""}) == Settings.from_env({name: "  "}) == Settings.from_env({})
 
 
 @pytest.mark.parametrize("name, value", sorted((n, v) for n, v in example_values().items() if v))

@@ -32,18 +32,17 @@ from bot.app.checks import RateLimited, server_allowed
 from bot.app.commands import register
 from bot.app.conversation import Conversations
 from bot.app.errors import report_interaction_error, report_message_error
-from bot.app.guard import RateLimiter, bot_token, guild_allowed, token_problem
+from bot.app.guard import RateLimiter, guild_allowed
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.translate import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
 from bot.app.watcher import Watcher
 from bot.app.week import ITEMS as WEEK_ITEMS
-from bot.runtime import Services, open_services
+from bot.runtime import Services
 from bot.text import without_llm_prefix
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper
-from paperbot.settings import Settings
 from paperbot.text import clean_question
 from paperbot.userdata import UserData, Watch
 from retrieval.filters import Choices, Filters, facets
@@ -54,7 +53,6 @@ from retrieval.types import Answer, SearchResult, Similar
 
 log = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 PAPERS_RECHECK = 5.0  # seconds between checks that the cached paper list is still the store's
 PAPERS_RELOAD_WAIT = 0.1  # seconds a lookup waits for a reload of the paper list before using the current one
 LOOKUP_FACTOR = 6  # cheap lookups (/paper, buttons) allowed per question in the same window
@@ -65,6 +63,9 @@ class PaperTree(app_commands.CommandTree):
     """Refuses servers outside the allowlist, and routes every command error to the one handler."""
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if getattr(self.client, "stopping", False):
+            await refuse_while_stopping(interaction)
+            return False
         return server_allowed(interaction)
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
@@ -97,6 +98,7 @@ class PaperBot(discord.Client):
         self.lookups = RateLimiter(ds.rate_limit * LOOKUP_FACTOR, ds.rate_window)  # /paper, buttons
         self.work = asyncio.Semaphore(ds.max_concurrency)
         self.reindexing = False
+        self.stopping = False  # set on SIGTERM: answers in flight finish, new questions are refused
         self.reindex_done: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
         self.conversations = Conversations(self)
         self.user_data: UserData | None = None  # saved papers and watches: opened in setup_hook
@@ -378,6 +380,9 @@ class PaperBot(discord.Client):
         question = self.question_in(message)
         if question is None:
             return
+        if self.stopping:
+            await reply(message, embeds.text_pages(bot_messages.RESTARTING))
+            return
         question, use_llm = without_llm_prefix(question)
         if not question:
             # Without the message-content intent a plain thread message arrives empty: not a question to us.
@@ -409,30 +414,11 @@ class PaperBot(discord.Client):
             log.error("unexpected error in event %s", event_method, exc_info=error)
 
 
-# -- entry point ---------------------------------------------------------------------------------
-
-
-def run_bot(settings: Settings) -> int:
-    """`paperbot run`: open the services, start the bot and block until it stops; returns the exit code."""
-    token = bot_token(str(settings.discord.token))
-    problem = token_problem(token)
-    if problem:
-        print(problem, file=sys.stderr)
-        return EXIT_USAGE
-
-    async def main() -> int:
-        async with open_services(settings, ingest_if_empty=True, warm_up=True) as services:
-            bot = PaperBot(services, sync_commands=True, watch=True)
-            async with bot:
-                try:
-                    await bot.start(token)
-                except discord.LoginFailure:
-                    print(bot_messages.LOGIN_FAILED, file=sys.stderr)
-                    return EXIT_USAGE
-        return EXIT_OK
-
+async def refuse_while_stopping(interaction: discord.Interaction) -> None:
+    """Tell the user the bot is restarting (autocomplete just gets no choices)."""
+    if interaction.type == discord.InteractionType.autocomplete or interaction.response.is_done():
+        return
     try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        return EXIT_OK
-
+        await interaction.response.send_message(bot_messages.RESTARTING, ephemeral=True, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException:
+        log.debug("could not tell a user the bot is restarting", exc_info=True)

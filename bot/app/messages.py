@@ -98,6 +98,9 @@ paperbot: Discord rejected DISCORD_TOKEN (it was reset or revoked).
 
 Create a new one at https://discord.com/developers/applications → your application → Bot → Reset Token,
 and put it in .env as DISCORD_TOKEN=<token>. See docs/discord.md."""
+RESTARTING = "paperbot is restarting. Please ask again in a minute."
+DISCORD_UNREACHABLE = ("paperbot: cannot reach Discord ({reason}); check this machine's network, DNS and proxy "
+                       "(a container needs a network other than none), then start it again.")
 
 # Slash commands in Chinese (Discord shows them to clients set to zh-CN or zh-TW), keyed by the English text
 # of each command name, description, option name and option description (bot/app/translate.py).
@@ -217,6 +220,7 @@ ZH = {
     "DIGEST_TITLE": "你订阅的新论文：{topic}",
     "DIGEST_MORE": "……还有 {more} 篇：`/search {topic}`。",
     "DIGEST_FOOTER": "订阅 #{id} · 用 /watch remove 停止",
+    "RESTARTING": "paperbot 正在重启，请一分钟后再问。",
 }
 
 

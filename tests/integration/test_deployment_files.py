@@ -80,3 +80,30 @@ def test_image_copies_only_what_exists_and_never_the_env_file(dockerfile):
                 assert (REPO / src).exists(), f"COPY {src}: no such path"
     ignored = (REPO / ".dockerignore").read_text(encoding="utf-8").splitlines()
     assert {".env", ".env.*", ".git", ".venv"} <= set(ignored)
+
+
+@pytest.mark.parametrize("service", ["ingest", "bot"])
+def test_compose_keeps_the_image_folders_and_runs_an_init(compose, dockerfile, service):
+    svc = compose["services"][service]
+    image_env = dict(pair.split("=", 1) for op, args in dockerfile if op == "ENV" for pair in args.split())
+    for name in ("PAPERBOT_CACHE_DIR", "PAPERBOT_LOG_DIR", "PAPERBOT_HEARTBEAT_FILE", "PAPERBOT_USER_DB"):
+        assert svc["environment"][name] == image_env[name], name
+    assert svc["init"] is True
+
+
+def test_the_bot_keeps_its_users_file_on_a_volume(compose):
+    bot = compose["services"]["bot"]
+    assert "paperbot-data:/data" in bot["volumes"] and "paperbot-data" in compose["volumes"]
+    assert bot["environment"]["PAPERBOT_USER_DB"].startswith("/data/")
+    assert any(v.endswith(":/corpus:ro") for v in bot["volumes"])
+
+
+def test_image_health_reads_the_heartbeat_and_the_run_stage_has_no_torch_by_default(dockerfile):
+    health = next(args for op, args in dockerfile if op == "HEALTHCHECK")
+    assert '"bot.health"' in health
+    args = [a for op, a in dockerfile if op == "ARG"]
+    assert "EMBEDDING_BACKEND=onnx" in args and "PYTHON_IMAGE=python:3.11-slim-bookworm" in args
+    assert "TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in args and "PIP_FIND_LINKS=" in args
+    runs = " ".join(a for op, a in dockerfile if op == "RUN")
+    assert "prune_venv.py torch sentence-transformers" in runs
+    assert not (REPO / "Dockerfile").read_text(encoding="utf-8").startswith("# syntax=")
