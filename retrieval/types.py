@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paperbot import bibtex
 from paperbot.records import Paper
 from retrieval.filters import Filters
 
@@ -158,4 +159,5 @@ def paper_json(paper: Paper) -> dict:
     return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
             "title": paper.title, "authors": list(paper.authors), "url": paper.url, "area": paper.area,
             "type": paper.presentation, "track": paper.track, "keywords": list(paper.keywords),
-            "slots": [slot.to_json() for slot in paper.slots]}
+            "slots": [slot.to_json() for slot in paper.slots], "title_zh": paper.title_zh,
+            "bibtex": bibtex.entry(paper)}

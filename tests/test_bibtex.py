@@ -56,3 +56,21 @@ def test_field_values_keep_braces_balanced_and_specials_escaped(title):
 def test_citation_key_is_ascii_and_falls_back_to_the_id():
     assert citation_key(("Søren Ødegaard",), "2025", "Équivariant flows") == "odegaard2025equivariant"
     assert citation_key((), "", "", fallback="site_735cd8db79") == "site735cd8db79"
+
+
+def test_json_output_and_the_paper_card_carry_the_bibtex():
+    from bot.app.embeds import paper_pages
+    from retrieval.types import paper_json
+
+    source = "@inproceedings{k,\n title = {Evil ``` @everyone},\n year = {2018}\n}"
+    generated = paper(title="Masks", authors=("Ada Lovelace",), venue="NeurIPS 2026 oral")
+    assert paper_json(generated)["bibtex"] == entry(generated)
+    assert paper_json(paper(bibtex=source))["bibtex"] == source
+    [page] = paper_pages(paper(bibtex=source, title="T", title_zh="掩码"))
+    fields = {f.name: f.value for f in page.cards[0].fields}
+    block = fields["BibTeX"]
+    assert block.startswith("```bibtex\n@inproceedings{k,") and block.endswith("\n```")
+    assert block.count("```") == 2  # the entry's own backticks cannot close the block early
+    assert fields["Chinese title"] == "掩码"
+    long = paper(bibtex="@misc{k,\n note = {" + "x" * 3000 + "}\n}")
+    assert len({f.name: f.value for f in paper_pages(long)[0].cards[0].fields}["BibTeX"]) <= 1024

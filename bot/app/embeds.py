@@ -19,7 +19,7 @@ import discord
 from bot import text
 from bot.app import messages as bot_messages
 from bot.text import plan_slot_heading, slot_line
-from paperbot import messages
+from paperbot import bibtex, messages
 from paperbot.records import Paper
 from paperbot.text import readable, strip_control
 from retrieval.filters import fold
@@ -357,10 +357,23 @@ def paper_pages(paper: Paper, lang: str = "en") -> list[Page]:
     links = [u for u in map(text.safe_url, (paper.url, paper.pdf_url, paper.site_url, *paper.links)) if u]
     if links:
         fields.append(Field("Links", "\n".join(dict.fromkeys(links))))
+    if paper.title_zh:
+        fields.append(Field(bot_messages.text("TITLE_ZH", lang), escape(clip(paper.title_zh, FIELD_VALUE - 50))))
+    fields.append(Field(bot_messages.text("BIBTEX", lang), bibtex_block(paper)))
     fields.append(Field("Details", f"{escape(paper.where)} · `{paper.paper_id}`"))
     description = escape(readable(paper.abstract)) if paper.abstract else f"*{messages.ABSTRACT_PENDING}*"
     return paginate(build_cards(title=title_of(paper), description=description, fields=fields, url=link_of(paper),
                                 colour=COLOUR_INFO))
+
+
+def bibtex_block(paper: Paper) -> str:
+    """The paper's BibTeX (the source's, or generated) as a code block that fits one field and cannot be
+    closed early by the text inside it."""
+    body = strip_control(bibtex.entry(paper)).replace("```", "`\u200b``")
+    room = FIELD_VALUE - len("```bibtex\n\n```")
+    if len(body) > room:
+        body = body[: room - 1] + _ELLIPSIS
+    return f"```bibtex\n{body}\n```"
 
 
 def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: int, note: str = "") -> Page:

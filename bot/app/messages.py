@@ -18,6 +18,8 @@ RELATED_EMPTY = "Paste some text (an abstract of your project), or attach a .txt
 RELATED_BAD_FILE = "Attach a UTF-8 .txt file of at most {kb} KB."
 SHARED_BY = "Shared by {user}"
 SCHEDULE = "When and where"
+TITLE_ZH = "Chinese title"
+BIBTEX = "BibTeX"
 SAVE_LABEL = "Save"
 SAVED_NEW = "Saved {new} of {count} papers; your list has {total}. `/saved list` shows it."
 SAVED_HEADING = "Your saved papers"
@@ -195,6 +197,8 @@ ZH = {
     "STORE_UNAVAILABLE": "暂时无法访问论文库，请一分钟后再试。",
     "ALREADY_SHARED": "这个回答已经在频道里了。",
     "SCHEDULE": "时间与地点",
+    "TITLE_ZH": "中文标题",
+    "BIBTEX": "BibTeX 引用",
     "SAVE_LABEL": "收藏",
     "SAVED_NEW": "已收藏 {count} 篇中的 {new} 篇；你的列表共 {total} 篇。`/saved list` 可查看。",
     "SAVED_HEADING": "你收藏的论文",
