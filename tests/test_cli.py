@@ -15,7 +15,7 @@ from paperbot.settings import BUNDLED_CORPUS, default_cache_dir
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 PAPER_KEYS = {"paper_id", "source", "position", "label", "title", "authors", "url", "area", "type", "track", "keywords",
-              "slots"}
+              "slots", "title_zh", "bibtex"}
 HIT_KEYS = PAPER_KEYS | {"snippet", "score"}
 CITATION_KEYS = PAPER_KEYS | {"n", "quote"}
 
