@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,8 +110,10 @@ class Library:
 
     # -- questions -------------------------------------------------------------------
 
-    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult:
-        return self.retriever.search(query, k, filters)
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None,
+               within: Sequence[str] | None = None) -> SearchResult:
+        """Papers for `query`; `within` (paper ids) restricts them, as `filters` do, before ranking."""
+        return self.retriever.search(query, k, filters, within=within)
 
     def similar(self, paper_id: str, k: int = 10) -> list[Similar] | None:
         """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""

@@ -168,12 +168,12 @@ def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int 
                   filters: Filters | None = None) -> SearchResult:
     """`query` answered only from `followup.papers`; papers the user named are each kept and quoted.
 
-    Retrieval ranks the corpus as usual and the papers outside the scope are dropped. A named
+    Retrieval ranks only the papers in scope, so whether one answers is judged among them. A named
     (pinned) paper counts as relevant even where retrieval found it weak, quoted with its
     closest sentence; the others keep retrieval's verdict, so "which of these uses X?" can
     find that none does.
     """
-    found = library.search(query, max(k or 0, SCOPE_DEPTH), filters)
+    found = library.search(query, max(k or 0, SCOPE_DEPTH), filters, within=followup.papers)
     by_id = {h.paper_id: h for h in found.hits}
     hits: list[Hit] = []
     for pid in followup.papers:

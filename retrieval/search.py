@@ -5,11 +5,11 @@ into a z-score over the candidate papers (the union of both signals' top
 candidates), and the two z-scores are averaged with equal weights. On BEIR
 SciFact this beats reciprocal-rank fusion (see docs/benchmarks.md).
 
-Abstention: a paper counts as relevant when its best chunk is close enough in
-embedding space (cosine ≥ RETRIEVAL_MIN_DENSE) or it contains most of the
-question's distinctive terms (IDF-weighted coverage ≥ RETRIEVAL_MIN_LEXICAL).
-When no candidate is relevant the result abstains but still lists the closest
-papers. The thresholds come from benchmarks/calibrate_abstention.py.
+Abstention: a paper counts as relevant when one of its sentences answers the
+question (retrieval/snippets.py: the sentence's cosine to the question plus its
+share of the question's distinctive terms, near the best paper's). When no
+candidate is relevant the result abstains but still lists the closest papers.
+The thresholds come from benchmarks/calibrate_abstention.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from paperbot.settings import RetrievalSettings
 from paperbot.text import split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
+from retrieval.snippets import answering, question_terms, quotes_of, score_sentences
 from retrieval.types import Hit, Quote, SearchResult, Similar
 from retrieval.view import CorpusView, ViewFileError, store_identity
 
@@ -46,7 +48,6 @@ BROAD_FILTER = 0.5
 KEY_TERMS = 30  # distinctive terms of a paper that make the BM25 side of a similar-papers query
 SHARED_TERMS = 6  # shown as the reason a paper is similar
 RELATED_MAX_CHARS = 8000
-MAX_QUOTES = 2
 MAX_QUERY_CHARS = 2000
 # Papers whose sentence vectors are kept in memory for snippets (float16, about 8 KB each); reading them
 # from the store costs about 30 ms per answer at 20,000 papers.
@@ -214,7 +215,10 @@ class Retriever:
 
     # -- search with snippets and abstention ----------------------------------------
 
-    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult:
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None,
+               within: Sequence[str] | None = None) -> SearchResult:
+        """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
+        like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar."""
         query = " ".join(query.split())
         k = k or self.settings.top_k
         filters = filters or None
@@ -222,10 +226,18 @@ class Retriever:
             return SearchResult(query=query, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
         allowed = None
+        if within is not None:
+            if not view.papers:
+                raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
+            allowed = np.zeros(len(view.papers), dtype=bool)
+            allowed[[view.paper_index[p] for p in within if p in view.paper_index]] = True
+            if not allowed.any():
+                return SearchResult(query=query, hits=[], abstained=True, reason="none of those papers is stored",
+                                    filters=filters)
         if filters:
             if not view.papers:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
-            allowed = view.mask(filters)
+            allowed = view.mask(filters) if allowed is None else allowed & view.mask(filters)
             if not allowed.any():
                 notice = no_match_notice(filters, list(view.papers.values()), view.filter_index)
                 return SearchResult(query=query, hits=[], abstained=True, reason=notice.split("\n")[0],
@@ -291,6 +303,7 @@ class Retriever:
         return out
 
     def is_relevant(self, r: RankedPaper) -> bool:
+        """The rule for a paper with no sentence to judge (no abstract yet): its best chunk, title included."""
         return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
 
     def _sentences(self, view: CorpusView, paper_ids: list[str]) -> dict[str, tuple[list[Quote], np.ndarray]]:
@@ -335,31 +348,22 @@ class Retriever:
                 self._sentence_cache.popitem(last=False)
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
+        """Each paper with the sentences that best answer the query, and whether it answers (retrieval/snippets.py)."""
         cached = self._sentences(view, [r.paper_id for r in ranked])
-        sentences: list[tuple[int, Quote]] = []
-        sims_parts = []
-        for n, r in enumerate(ranked):
-            quotes, vecs = cached[r.paper_id]
-            sentences.extend((n, q) for q in quotes)
-            sims_parts.append(vecs.astype(np.float32) @ qvec if len(quotes) else np.zeros(0, dtype=np.float32))
-        sims = np.concatenate(sims_parts) if sims_parts else np.zeros(0, dtype=np.float32)
-        weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
-        total_w = sum(weights.values()) or 1.0
-        per_paper: dict[int, list[tuple[float, Quote]]] = defaultdict(list)
-        for (n, quote), sim in zip(sentences, sims):
-            toks = set(tokenize(quote.text))
-            overlap = sum(w for t, w in weights.items() if t in toks) / total_w
-            per_paper[n].append((float(sim) + 0.5 * overlap, quote))
-        hits = []
-        for n, r in enumerate(ranked):
+        terms = question_terms(view.keyword, query)
+        scored = []
+        for r in ranked:
             paper = view.papers[r.paper_id]
-            scored = sorted(per_paper[n], key=lambda x: -x[0])
-            best = scored[:1]
-            # A second sentence only when it is nearly as good as the first.
-            if len(scored) > 1 and scored[1][0] >= 0.85 * scored[0][0] and len(scored[0][1].text) < 400:
-                best.append(scored[1])
-            hits.append(Hit(paper=paper, score=r.score, quotes=tuple(q for _, q in best[:MAX_QUOTES]),
-                            dense=r.dense, lexical=r.lexical, relevant=self.is_relevant(r)))
+            quotes, vecs = cached[r.paper_id]
+            scored.append(score_sentences(quotes, vecs, qvec, terms, title=paper.title or paper.label))
+        answers = answering([s[0].score if s else None for s in scored], self.settings.min_answer,
+                            self.settings.answer_margin)
+        hits = []
+        for r, sentences, answers_it in zip(ranked, scored, answers):
+            relevant = self.is_relevant(r) if answers_it is None else answers_it
+            hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
+                            dense=r.dense, lexical=r.lexical, relevant=relevant,
+                            answer=sentences[0].score if sentences else None))
         return hits
 
 

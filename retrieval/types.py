@@ -46,6 +46,7 @@ class Hit(_OfPaper):
     dense: float = 0.0
     lexical: float = 0.0
     relevant: bool = True
+    answer: float | None = None  # how well its best sentence answers the query (retrieval/snippets.py); None: no abstract
 
     @property
     def snippet(self) -> str:

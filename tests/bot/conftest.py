@@ -49,12 +49,12 @@ class StubLibrary:
         self.searches: list[str] = []
         self.filters: list = []
 
-    def search(self, query: str, k: int | None = None, filters=None) -> SearchResult:
+    def search(self, query: str, k: int | None = None, filters=None, within=None) -> SearchResult:
         self.searches.append(query)
         self.filters.append(filters)
         want = _words(query)
         hits = []
-        for r in self.records:
+        for r in self.records if within is None else [r for r in self.records if r.paper_id in within]:
             sentences = [s for s in re.split(r"(?<=\.)\s+", r.abstract) if s]
             scored = sorted(((len(want & _words(s)), s) for s in sentences), key=lambda t: -t[0])
             score = sum(n for n, _ in scored)
