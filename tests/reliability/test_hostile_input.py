@@ -174,6 +174,8 @@ INVALID = {
     "RETRIEVAL_TOP_K": ("51", "between 1 and 50"),
     "RETRIEVAL_MIN_DENSE": ("2", "between -1.0 and 1.0"),
     "RETRIEVAL_MIN_LEXICAL": ("nan", "must be a number"),
+    "RETRIEVAL_MIN_ANSWER": ("3", "between -1.0 and 2.0"),
+    "RETRIEVAL_ANSWER_MARGIN": ("-1", "between 0.0 and 3.0"),
     "DISCORD_GUILD_ID": ("lab", "whole number"),
     "DISCORD_RATE_LIMIT": ("0", "between 1 and 10000"),
     "DISCORD_RATE_WINDOW": ("0.5", "at least 1.0"),
