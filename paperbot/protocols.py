@@ -9,7 +9,7 @@ Code that receives one of these calls it as it is: no `hasattr` or `getattr` abo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -67,6 +67,7 @@ class PaperLibrary(Protocol):
     @property
     def embedder(self) -> TextEmbedder: ...
 
-    def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> SearchResult: ...
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None,
+               within: Sequence[str] | None = None) -> SearchResult: ...
 
     def paper(self, paper_id: str) -> Paper | None: ...
