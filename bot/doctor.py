@@ -130,7 +130,8 @@ def check_model(settings: Settings, embedder=None):
         return Check("embedding model", False, f"{settings.embedding.model!r} failed: {type(exc).__name__}: {exc}",
                      "unset EMBEDDING_MODEL to use the bundled model"), None
     took = time.perf_counter() - start
-    return Check("embedding model", True, f"{embedder.name!r} loads offline ({dim} dimensions, {took:.1f} s)"), embedder
+    return Check("embedding model", True, f"{embedder.name!r} loads offline ({dim} dimensions, on {embedder.device}, "
+                 f"{took:.1f} s)"), embedder
 
 
 # -- the store, checked in a child process ----------------------------------------------------

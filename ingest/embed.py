@@ -86,6 +86,11 @@ class Embedder:
                     self._model = self._load()
         return self._model
 
+    @property
+    def device(self) -> str:
+        """Where the model runs (cpu, cuda, mps), as resolved from EMBEDDING_DEVICE when it loaded."""
+        return self.model.device
+
     def _load(self):
         # Hub look-ups never happen: the model is a local folder, loaded with local_files_only.
         target = resolve_model(self.settings.model)
@@ -99,7 +104,8 @@ class Embedder:
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()
-            return TorchEncoder(SentenceTransformer(target, device="cpu", local_files_only=True))
+            device = self._torch_device()
+            return TorchEncoder(SentenceTransformer(target, device=device, local_files_only=True))
         except ModelError:
             raise
         except Exception as exc:  # the library raises many types for a missing or broken model
@@ -109,12 +115,35 @@ class Embedder:
                 "Set EMBEDDING_MODEL to a local sentence-transformers folder, or unset it to use the bundled model."
             ) from None
 
+    def _torch_device(self) -> str:
+        """EMBEDDING_DEVICE for torch: auto is CUDA, else Apple's MPS, else the CPU; an unusable GPU is refused."""
+        import torch
+
+        wanted = self.settings.device
+        cuda = torch.cuda.is_available()
+        mps = torch.backends.mps.is_available()
+        if wanted == "auto":
+            device = "cuda" if cuda else "mps" if mps else "cpu"
+            if device == "cpu":
+                log.info("embedding on the CPU: torch %s sees no GPU", torch.__version__)
+            return device
+        if wanted == "cuda" and not cuda:
+            build = "a CPU-only build; scripts/setup.sh installs a CUDA one with TORCH_CUDA=1" \
+                if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}, but no GPU or driver answers"
+            raise ModelError(f"EMBEDDING_DEVICE=cuda: torch {torch.__version__} sees no CUDA GPU ({build}); "
+                             "set EMBEDDING_DEVICE=auto or cpu")
+        if wanted == "mps" and not mps:
+            raise ModelError(f"EMBEDDING_DEVICE=mps: torch {torch.__version__} has no usable Apple MPS device; "
+                             "set EMBEDDING_DEVICE=auto or cpu")
+        return wanted
+
     def _load_onnx(self, target: str, precision: str):
         """Serve the ONNX export without torch; export it first (with torch, once) if there is none yet."""
         try:
-            from ingest.onnx_light import load_exported
+            from ingest.onnx_light import load_exported, providers_for
 
-            encoder = load_exported(target, self.settings.cache_dir, precision)
+            providers, why_cpu = providers_for(self.settings.device)
+            encoder = load_exported(target, self.settings.cache_dir, precision, providers)
         except ImportError as exc:
             from ingest.onnx_backend import INSTALL_HINT
 
@@ -127,9 +156,15 @@ class Embedder:
             from ingest.onnx_backend import load_quantized
 
             load_quantized(target, self.settings.cache_dir)  # writes the export to the cache
-            encoder = load_exported(target, self.settings.cache_dir, precision)
+            encoder = load_exported(target, self.settings.cache_dir, precision, providers)
         if encoder is None:
             raise ModelError(f"the {precision} ONNX export of {target} is unusable; use EMBEDDING_BACKEND=torch")
+        if not why_cpu and providers[0] == "CUDAExecutionProvider" and encoder.device == "cpu":
+            why_cpu = "ONNX Runtime could not start its CUDA provider (CUDA or cuDNN libraries missing?)"
+        if why_cpu and self.settings.device in ("cuda", "mps"):
+            raise ModelError(f"EMBEDDING_DEVICE={self.settings.device}: {why_cpu}; set EMBEDDING_DEVICE=auto or cpu")
+        if why_cpu:
+            log.info("embedding on the CPU: %s", why_cpu)
         return encoder
 
     @property
@@ -177,6 +212,7 @@ class Encoder(Protocol):
     """A loaded backend (ONNX Runtime or torch): what `Embedder` asks of the model it loaded."""
 
     max_seq_length: int
+    device: str  # cpu, cuda or mps: where it runs
 
     def get_embedding_dimension(self) -> int: ...
 
@@ -194,6 +230,7 @@ class TorchEncoder:
     def __init__(self, model) -> None:
         self.model = model
         self.max_seq_length = int(model.max_seq_length or 256)
+        self.device = str(model.device.type)
 
     def get_embedding_dimension(self) -> int:
         return int(self.model.get_embedding_dimension())

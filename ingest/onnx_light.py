@@ -89,7 +89,7 @@ class _TokenCounter:
 class OnnxEncoder:
     """The subset of SentenceTransformer that paperbot's Embedder uses, over ONNX Runtime."""
 
-    def __init__(self, folder: Path, model_file: Path) -> None:
+    def __init__(self, folder: Path, model_file: Path, providers: list[str] | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -105,7 +105,9 @@ class OnnxEncoder:
         self._batch_tok.enable_padding(pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(model_file), options, providers=providers or ["CPUExecutionProvider"])
+        # What the session really runs on: ONNX Runtime falls back to the CPU when the CUDA libraries are missing.
+        self.device = "cuda" if self.session.get_providers()[0] == "CUDAExecutionProvider" else "cpu"
         self._inputs = [i.name for i in self.session.get_inputs()]
         self._dimension = int(self.encode(["dimension"])[0].shape[0])
 
@@ -172,10 +174,25 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32) if vectors.size else vectors
 
 
-def load_exported(model_path: str, cache_dir: Path | None = None, precision: str = "int8") -> OnnxEncoder | None:
+def providers_for(device: str) -> tuple[list[str], str]:
+    """ONNX Runtime's execution providers for EMBEDDING_DEVICE, and why it is the CPU when a GPU was allowed."""
+    import onnxruntime as ort
+
+    if device == "cpu":
+        return ["CPUExecutionProvider"], ""
+    if device in ("auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"], ""
+    if device == "mps":
+        return ["CPUExecutionProvider"], "ONNX Runtime has no provider for Apple's MPS (EMBEDDING_BACKEND=torch has)"
+    return ["CPUExecutionProvider"], (f"onnxruntime {ort.__version__} has no CUDA provider: the GPU needs the "
+                                      "onnxruntime-gpu package in place of onnxruntime")
+
+
+def load_exported(model_path: str, cache_dir: Path | None = None, precision: str = "int8",
+                  providers: list[str] | None = None) -> OnnxEncoder | None:
     """The encoder over an existing export of `model_path` (`precision` fp32 or int8), or None before the export."""
     folder = local_model_folder(model_path)
     target = export_dir(folder, cache_dir)
     if not is_complete(target, precision) or not (folder / "tokenizer.json").is_file():
         return None
-    return OnnxEncoder(folder, target / MODEL_FILES[precision])
+    return OnnxEncoder(folder, target / MODEL_FILES[precision], providers)

