@@ -170,15 +170,43 @@ _SYMBOLS = {
     "arg": "arg", "top": "⊤", "star": "⋆", "circ": "∘", "ast": "∗", "%": "%", "&": "&", "_": "_", "#": "#",
     "{": "{", "}": "}", ",": " ", ";": " ", "quad": " ", "qquad": " ", "!": "", " ": " ",
 }
+_SYMBOLS.update({
+    "langle": "⟨", "rangle": "⟩", "lvert": "|", "rvert": "|", "vert": "|", "mid": "|", "|": "‖", "Vert": "‖",
+    "lVert": "‖", "rVert": "‖", "left": "", "right": "", "big": "", "Big": "", "bigl": "", "bigr": "",
+    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "ll": "≪", "gg": "≫", "leqslant": "≤",
+    "geqslant": "≥", "prime": "′", "dagger": "†", "emptyset": "∅", "setminus": "∖", "land": "∧", "lor": "∨",
+    "neg": "¬", "wedge": "∧", "vee": "∨", "times": "×", "div": "÷", "downarrow": "↓", "uparrow": "↑",
+    "Leftarrow": "⇐", "Leftrightarrow": "⇔", "iff": "⇔", "implies": "⇒", "gets": "←", "perp": "⊥",
+    "odot": "⊙", "oplus": "⊕", "otimes": "⊗", "bullet": "•", "sup": "sup", "inf": "inf", "lim": "lim",
+    "det": "det", "tr": "tr", "Pr": "Pr", "cos": "cos", "sin": "sin", "tanh": "tanh", "argmax": "argmax",
+    "argmin": "argmin", "displaystyle": "", "textstyle": "", "limits": "", "colon": ":", "lesssim": "≲",
+    "gtrsim": "≳", "asymp": "≍", "coloneqq": "≔", "triangleq": "≜", "cdotp": "·", "$": "$",
+})
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
-_SUPER = str.maketrans("0123456789+-=()nTi", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿᵀⁱ")
+_SUPER = str.maketrans("0123456789+-=()nTi*⊤′", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿᵀⁱ*ᵀ′")
 _SUB = str.maketrans("0123456789+-=()aeiojkntx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒⱼₖₙₜₓ")
 _MATH = re.compile(r"(?<![\\A-Za-z_])\$\$?(?!\s)(.+?)(?<![\s\\])\$\$?(?!\d)", re.S)
-_FONT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|textsc|emph|mathrm|mathbf|mathit|mathsf|mathtt|"
-                   r"operatorname|boldsymbol|bm|mathcal|mathscr|mathfrak)\s*\{([^{}]*)\}")
-_BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
-_COMMAND = re.compile(r"\\([A-Za-z]+|[%&_#{},;! ])")
-_SCRIPT = re.compile(r"([\^_])(\{[^{}]*\}|[A-Za-z0-9+\-=])")
+# A lone symbol in math mode reads the same wherever it stands: "4.2$\times$", "$\sim$3x", "2.45${\times}$".
+_LONE_SYMBOL = re.compile(r"\$\s*\{?\\([A-Za-z]+)\}?\s*\$")
+# Math whose body opens or closes with a space but holds a command: "$ r^*(x)=\sigma(x) $".
+_SPACED_MATH = re.compile(r"(?<![\\\w$])\$\s+([^$\n]*?\\[A-Za-z][^$\n]*?)\s*\$(?!\$)")
+_FONT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|textsc|textsf|emph|mathrm|mathbf|mathit|mathsf|mathtt|"
+                   r"operatorname\*?|boldsymbol|bm|mathcal|mathscr|mathfrak|underline|mbox|hbox)\s*\{([^{}]*)\}")
+_BARE_FONT = re.compile(r"\\(?:mathcal|mathscr|mathfrak|mathbf|mathrm|mathit|mathsf|boldsymbol|bm)\s+([A-Za-z])")
+_BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}|\\mathbb\s+([A-Za-z])")
+_ACCENT = re.compile(r"\\(tilde|widetilde|hat|widehat|bar|overline|vec|dot|ddot)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
+_ACCENTS = {"tilde": "\u0303", "widetilde": "\u0303", "hat": "\u0302", "widehat": "\u0302", "bar": "\u0304",
+            "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}
+_FRAC = re.compile(r"\\[dt]?frac\s*(?:\{([^{}]*)\}|(\w))\s*(?:\{([^{}]*)\}|(\w))")
+_SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\([A-Za-z]+|[%&_#{},;!| $])")
+_SCRIPT = re.compile(r"([\^_])(\{[^{}]*\}|[A-Za-z0-9+\-=*⊤′])")
+_LINK_COMMAND = re.compile(r"\\(?:url|href)\s*\{([^{}]*)\}(?:\{([^{}]*)\})?")
+_EMPTY_MACRO = re.compile(r"\\([A-Za-z]+)\{\}")
+_GROUP = re.compile(r"(?<![\\\w])\{([^{}$\\\n]{1,200})\}")  # "{Monotonic Inference Policy Update (MIPU)}"
+_TEX_QUOTES = re.compile(r"``([^`'\n]{1,300}?)''")
+_EM_DASH = re.compile(r"(?<=\w)---(?=\w)|\s---\s")
+_EN_DASH = re.compile(r"(?<=\w)--(?=\w)")
 
 
 def _scripted(m: re.Match) -> str:
@@ -190,24 +218,46 @@ def _scripted(m: re.Match) -> str:
     return ("^" if m.group(1) == "^" else "_") + (body if len(body) == 1 else f"({body})")
 
 
+def _grouped(text: str) -> str:
+    """`text` as one operand: bare when it is one symbol or word, else in parentheses."""
+    text = text.strip()
+    return text if re.fullmatch(r"[\w.]+|\\[A-Za-z]+", text) else f"({text})"
+
+
 def _math(body: str) -> str:
-    body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), body)
+    body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), body)
     for _ in range(3):  # nested fonts: \mathbf{\text{x}}
         body = _FONT.sub(r"\1", body)
+    body = _BARE_FONT.sub(r"{\1}", body)  # braces keep "\sim\mathcal N" from reading as one command
+    body = _ACCENT.sub(lambda m: "{" + unicodedata.normalize("NFC", (m.group(2) or m.group(3)).strip()
+                                                           + _ACCENTS[m.group(1)]) + "}", body)
+    for _ in range(2):  # a fraction inside a root, a root inside a fraction
+        body = _FRAC.sub(lambda m: f"{_grouped(m.group(1) or m.group(2))}/{_grouped(m.group(3) or m.group(4))}", body)
+        body = _SQRT.sub(lambda m: "√" + _grouped(m.group(1)), body)
     body = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), body)
     body = _SCRIPT.sub(_scripted, body)
+    body = re.sub(r"([⟨(\[⌊⌈]) +", r"\1", body)  # "\langle a" reads "⟨a"
     return body.replace("{", "").replace("}", "").replace("~", " ")
 
 
-
 def readable(text: str) -> str:
-    """LaTeX as people read it: `$\\beta$-DPO` → `β-DPO`, `$O(n^2)$` → `O(n²)`, `4.2$\\times$` → `4.2×`.
+    """LaTeX as people read it: `$\\beta$-DPO` → `β-DPO`, `$O(n^2)$` → `O(n²)`, `4.2$\\times$` → `4.2×`,
+    `$\\tilde{O}(n)$` → `Õ(n)`, ``` ``blind'' ``` → `“blind”`, `state--action` → `state–action`.
 
     For display only (Discord, the terminal, labels); stored text and JSON keep the source.
     """
-    if "\\" not in text and "$" not in text:
+    if "\\" not in text and "$" not in text and "``" not in text and "--" not in text:
         return text
+    latex = "\\" in text
+    text = _LONE_SYMBOL.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(0)), text)
+    text = _SPACED_MATH.sub(lambda m: "$" + m.group(1).strip() + "$", text)
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
+    text = _LINK_COMMAND.sub(lambda m: m.group(2) or m.group(1), text)
     for _ in range(2):
         text = _FONT.sub(r"\1", text)
+    if latex:  # LaTeX source: its grouping braces are not text
+        text = _GROUP.sub(r"\1", _EMPTY_MACRO.sub(r"\1", text))
+    text = _TEX_QUOTES.sub("\u201c\\1\u201d", text)
+    text = _EM_DASH.sub(lambda m: "—" if m.group(0) == "---" else " — ", text)
+    text = _EN_DASH.sub("–", text)
     return re.sub(r"\\([%&_#$])", r"\1", text)

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from paperbot.ics import Event
 from paperbot.records import Paper, Slot
+from paperbot.text import readable
 from retrieval.types import paper_json
 
 TALKS = ("oral", "spotlight")
@@ -186,6 +187,6 @@ def plan_events(plan: Plan) -> list[Event]:
             description = "\n".join(x for x in (f"{s.session} ({s.kind})" if s.kind else s.session,
                                                  ", ".join(p.paper.authors), url) if x)
             events.append(Event(uid=slot_uid(p.paper.paper_id, Slot(session=s.session, room=s.room, kind=s.kind)),
-                                start=span[0], end=span[1], summary=p.paper.title or p.paper.label,
+                                start=span[0], end=span[1], summary=readable(p.paper.title or p.paper.label),
                                 location=place, url=url, description=description))
     return events

@@ -63,6 +63,18 @@ def test_a_question_is_cleaned_of_invisible_and_control_text():
         (r"$\beta$-DPO", "β-DPO"),
         (r"$O(n^2)$ memory", "O(n²) memory"),
         ("plain text stays", "plain text stays"),
+        (r"under a 10\% budget; recovers $96.1\%$ of gains", "under a 10% budget; recovers 96.1% of gains"),
+        (r"$\sim$3x faster, a $2.45{\times}$ gain", "∼3x faster, a 2.45× gain"),
+        (r"FID ($9.38 \to 2.62$ on SiT), $\ell_2$ error", "FID (9.38 → 2.62 on SiT), ℓ₂ error"),
+        (r"$\tilde{O}(S^6 H / \epsilon^2)$ agents", "Õ(S⁶ H / ε²) agents"),
+        (r"$\frac{1}{2}$ and $\tfrac12$ and $\sqrt{\texttt{KL}}$", "1/2 and 1/2 and √KL"),
+        (r"$x\sim\mathcal N(0,1)$, $\langle a, b\rangle$", "x∼N(0,1), ⟨a, b⟩"),
+        (r"``blind'' entropy; state--action; hypernymy---the relation", "“blind” entropy; state–action; hypernymy—the relation"),
+        (r"code at \url{https://github.com/x/y}.", "code at https://github.com/x/y."),
+        (r"we introduce {Monotonic Policy Update (MIPU)}, \textit{simple}", "we introduce Monotonic Policy Update (MIPU), simple"),
+        (r"the \countdown{} task", "the countdown task"),
+        ("prices of $5 and $6; run with --no-llm", "prices of $5 and $6; run with --no-llm"),
+        ("a dict {a: 1} stays", "a dict {a: 1} stays"),
     ],
 )
 def test_latex_is_shown_as_people_read_it(source, shown):

@@ -36,6 +36,16 @@ def test_a_detail_question_cites_the_sentence_with_the_detail(library):
     assert "4.2" in answer.citations[0].quote
 
 
+def test_latex_is_readable_in_the_terminal_and_kept_in_json(library):
+    from bot.terminal import render_answer_text
+
+    answer = extractive_answer(library.search("How much faster does SMEPO make training?"))
+    data = answer.to_json()
+    assert r"4.2$\times$" in data["answer"] and r"4.2$\times$" in data["citations"][0]["quote"]
+    shown = render_answer_text(answer)
+    assert "4.2×" in shown and "$" not in shown and "\\times" not in shown
+
+
 @pytest.mark.parametrize("question", [
     "reduce object hallucinations in vision-language models with contrastive decoding",
     "graph neural networks for molecular property prediction",
