@@ -48,6 +48,7 @@ from paperbot.errors import (
     StoreLockedError,
     StoreUnavailableError,
 )
+from paperbot.logs import public_url
 from paperbot.records import StoredChunk, is_complete
 from paperbot.settings import Secret, Settings, StoreSettings
 
@@ -384,9 +385,15 @@ def vector_problem(store, view, progress: Callable[[str], None] = lambda _: None
     chunk_ids = view.chunk_ids
     pages = []
     for start in range(0, len(chunk_ids), VECTOR_PAGE):
-        pages.append(view.vectors_of(np.arange(start, min(start + VECTOR_PAGE, len(chunk_ids))), store))
-        progress(f"read {start + len(pages[-1])} of {len(chunk_ids)} chunk vectors")
-    vectors = np.concatenate(pages).astype(np.float32)
+        ids = chunk_ids[start:start + VECTOR_PAGE]
+        got = store.get_embeddings(ids)
+        page = np.zeros((len(ids), store.dimension), dtype=np.float32)  # a vector that does not read back stays 0
+        for k, cid in enumerate(ids):
+            if cid in got:
+                page[k] = got[cid]
+        pages.append(page)
+        progress(f"read {start + len(page)} of {len(chunk_ids)} chunk vectors")
+    vectors = np.concatenate(pages)
     norms = np.linalg.norm(vectors, axis=1)
     unreadable = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-6))
     if len(unreadable):
@@ -415,10 +422,9 @@ def check_llm(settings: Settings) -> Check:
         return Check("LLM endpoint", True, "not configured (answers are the verbatim best sentences)")
     import httpx
 
-    from retrieval.llm import _public_url
 
     models_url = cfg.models_url
-    shown = _public_url(models_url)
+    shown = public_url(models_url)
     headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
     timeout = httpx.Timeout(min(LLM_CHECK_TIMEOUT, cfg.read_timeout), connect=min(cfg.connect_timeout,
                                                                                    LLM_CHECK_TIMEOUT))
@@ -446,7 +452,7 @@ def check_llm(settings: Settings) -> Check:
                      "among them", "servers such as llama-server answer under any name; others refuse it "
                      "(HTTP 404): if answers fall back, set LLM_MODEL to one of those", warning=True)
     listed = f"; it serves {served}" if ids else ""
-    return Check("LLM endpoint", True, f"{_public_url(cfg.base_url or '')} answers; model {cfg.model!r}{listed}")
+    return Check("LLM endpoint", True, f"{public_url(cfg.base_url or '')} answers; model {cfg.model!r}{listed}")
 
 
 def check_users(settings: Settings) -> Check:

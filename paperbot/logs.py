@@ -26,6 +26,11 @@ _KEY_VALUE = re.compile(
 _URL_USERINFO = re.compile(r"(//)[^/@\s:]+:[^/@\s]+@")
 
 
+def public_url(url: str) -> str:
+    """A URL without credentials or query string (where keys hide), fit for logs and error messages."""
+    return re.sub(r"//[^/@]*@", "//", url).split("?", 1)[0]
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with each of `secrets` (≥ 4 characters) and anything shaped like a credential replaced by ***."""
     for s in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):

@@ -16,7 +16,8 @@ from pathlib import Path
 from ingest.embed import Embedder
 from ingest.pipeline import IngestSummary, Progress, ingest
 from ingest.store import Store
-from paperbot.errors import EmptyCorpusError, PaperbotError
+from paperbot.errors import EmptyCorpusError, PaperbotError, StoreError
+from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
@@ -39,36 +40,27 @@ class Stats:
 
 
 class Library:
-    """Opens the store lazily on first use and closes it on close()."""
+    """The store (opened here, in the constructor: call it from a worker thread in async code), the
+    embedder and the retriever over them; close() closes the store and releases its lock."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(self, settings: Settings, embedder: TextEmbedder | None = None) -> None:
         self.settings = settings
         self.embedder = embedder or Embedder(settings.embedding)
-        self._store: Store | None = None
-        self._retriever: Retriever | None = None
-        self._open_lock = threading.Lock()
         self._ingest_lock = threading.Lock()
+        self._store: Store | None = Store(settings.store, self.embedder.name, self.embedder.dimension)
+        self.retriever = Retriever(self._store, self.embedder, settings.retrieval,
+                                   view_file=view_file(self._store, settings.cache_dir))
 
     @property
     def store(self) -> Store:
         if self._store is None:
-            with self._open_lock:
-                if self._store is None:
-                    self._store = Store(self.settings.store, self.embedder.name, self.embedder.dimension)
+            raise StoreError("this library was closed; open a new one")
         return self._store
-
-    @property
-    def retriever(self) -> Retriever:
-        if self._retriever is None:
-            self._retriever = Retriever(self.store, self.embedder, self.settings.retrieval,
-                                        view_file=view_file(self.store, self.settings.cache_dir))
-        return self._retriever
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
-            self._retriever = None
 
     def __enter__(self) -> Library:
         return self

@@ -31,7 +31,6 @@ import inspect
 import json
 import logging
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -40,7 +39,7 @@ from typing import Any
 import httpx
 
 from paperbot.errors import LLMError
-from paperbot.logs import redact
+from paperbot.logs import public_url, redact
 from paperbot.settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -90,11 +89,6 @@ class _StreamRejected(Exception):
     """The server refused a streaming request (400); it may accept the same request unstreamed."""
 
 
-def _public_url(url: str) -> str:
-    """The endpoint URL without credentials or query string, for logs and error messages."""
-    return re.sub(r"//[^/@]*@", "//", url).split("?", 1)[0]
-
-
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or HTTP date); None if absent or invalid."""
     if not value:
@@ -140,7 +134,7 @@ class LLMClient:
 
     @property
     def endpoint(self) -> str:
-        return _public_url(self.settings.chat_url)
+        return public_url(self.settings.chat_url)
 
     def cooldown_left(self) -> float:
         """Seconds until the endpoint is tried again; 0 when it is available."""
