@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest.pipeline import load_papers  # noqa: E402
-from paperbot.errors import InputError  # noqa: E402
-from retrieval import filters  # noqa: E402
+from ingest.pipeline import load_papers
+from paperbot.errors import InputError
+from retrieval import filters
 
 ROOT = Path(__file__).resolve().parents[1]
 LISTS = ROOT / "tests" / "data" / "lists"

@@ -24,8 +24,8 @@ import asyncio
 import json
 import logging
 import logging.handlers
-import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,10 +38,10 @@ from bot.terminal import (
     render_similar_text,
 )
 from paperbot import messages
-from paperbot.errors import InputError, PaperbotError
+from paperbot.errors import ConfigError, InputError, PaperbotError
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
-from paperbot.settings import Settings
+from paperbot.settings import Settings, load_env_file
 from paperbot.text import readable
 from retrieval.filters import Filters, no_match_notice
 from retrieval.qa import answer_question
@@ -130,17 +130,21 @@ def _filters(args) -> Filters | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from dotenv import load_dotenv
-
-    load_dotenv(os.environ.get("PAPERBOT_ENV_FILE") or Path.cwd() / ".env", override=False)
     try:
-        settings = Settings.from_env()
+        _, env_note = load_env_file()
+        settings = replace(Settings.from_env(), env_note=env_note)
     except PaperbotError as exc:
         print(f"paperbot: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     logfile = setup_logging(settings, verbose=args.verbose)
+    if env_note:
+        log.info("%s", env_note)
     try:
         return COMMANDS[args.command](args, settings)
+    except ConfigError as exc:  # a setting found wrong only when used (a store folder that is not writable…)
+        log.debug("command failed", exc_info=True)
+        print(f"paperbot: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except PaperbotError as exc:
         log.debug("command failed", exc_info=True)
         print(f"paperbot: error: {exc}", file=sys.stderr)

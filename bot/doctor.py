@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -61,6 +62,8 @@ LLM_CHECK_TIMEOUT = 5.0
 SELF_SEARCH_SAMPLE = 20  # chunks the store check searches for with their own vectors
 VECTOR_PAGE = 2000  # chunk vectors the store check reads between two progress lines
 REBUILD = "move it aside and run `paperbot ingest` to rebuild it"
+_READ_ONLY = re.compile(r"read-?only|permission denied|operation not permitted|errno 1[3]\b|EROFS|EACCES",
+                        re.IGNORECASE)
 # The folder holding the project's packages, for the probe's child process (a source checkout or site-packages).
 PACKAGES_ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,6 +113,9 @@ def check_configuration(settings: Settings) -> Check:
     if missing:
         return Check("configuration", False, f"corpus not found: {', '.join(missing)}",
                      "set PAPERBOT_CORPUS to your abstract files or folders")
+    if settings.env_note:
+        return Check("configuration", True, f"{detail}; {settings.env_note}",
+                     "fix PAPERBOT_ENV_FILE, or set it to none to read no file", warning=True)
     return Check("configuration", True, detail)
 
 
@@ -259,6 +265,10 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
                       "stop it to check an embedded store, or run a Chroma server and set CHROMA_HOST")]
     if kind == "unavailable":
         return [Check("store", False, r["error"], "start the server, or fix CHROMA_HOST/CHROMA_PORT/CHROMA_SSL")]
+    if kind and _READ_ONLY.search(str(r.get("error", ""))):  # not damaged: the folder or its files are read-only
+        return [Check("store", False, f"{where} cannot be written ({r['error'].split('. If it is damaged', 1)[0]})",
+                      "give the bot's user write access to CHROMA_PATH (a read-only mount or file?); "
+                      "do not rebuild: the store is not damaged")]
     if kind:
         detail = r["error"].split(". If it is damaged", 1)[0]
         return [Check("store", False, detail, "if it is damaged, " + REBUILD)]

@@ -95,13 +95,11 @@ def check(path: Path) -> int:
 
 def main() -> int:
     """`python -m bot.health`: the settings as `paperbot` reads them (environment, then .env), then check()."""
-    from dotenv import load_dotenv
-
     from paperbot.errors import PaperbotError
-    from paperbot.settings import Settings
+    from paperbot.settings import Settings, load_env_file
 
-    load_dotenv(os.environ.get("PAPERBOT_ENV_FILE") or Path.cwd() / ".env", override=False)
     try:
+        load_env_file()
         settings = Settings.from_env()
     except PaperbotError as exc:
         print(f"paperbot: configuration error: {exc}", file=sys.stderr)

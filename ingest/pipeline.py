@@ -22,7 +22,14 @@ import numpy as np
 
 from ingest.chunk import Chunk, chunk_text
 from ingest.embed import Embedder
-from ingest.parse import ParsedFile, UnreadableFile, discover_all, read_file, supplement_paper, with_abstract
+from ingest.parse import (
+    ParsedFile,
+    UnreadableFile,
+    discover_all,
+    read_file,
+    supplement_paper,
+    with_abstract,
+)
 from ingest.store import Store
 from paperbot.records import (
     Paper,
@@ -137,8 +144,8 @@ class Loaded(NamedTuple):
     sources: list[str]  # file names
     duplicates: list[str]  # "b.txt #1 repeats a.txt #2"
     not_accepted: list[str]  # where each skipped withdrawn or rejected submission was
-    files: list[FileReport] = []
-    unreadable: list[str] = []  # "path: why" for each file that could not be read
+    files: tuple[FileReport, ...] = ()
+    unreadable: tuple[str, ...] = ()  # "path: why" for each file that could not be read
 
 
 def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None, strict: bool = False) -> Loaded:
@@ -195,7 +202,7 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
                 add(supplement_paper(s))
     return Loaded(papers, [f.name for f, _ in parsed], duplicates,
                   [ref for _, pf in parsed for ref in pf.not_accepted],
-                  [FileReport.of(f, pf) for f, pf in parsed], unreadable)
+                  tuple(FileReport.of(f, pf) for f, pf in parsed), tuple(unreadable))
 
 
 def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
@@ -227,8 +234,8 @@ def ingest(
     stored = _stored_state(store)
     papers, sources, duplicates, not_accepted, files, unreadable = load_papers(
         paths, known={pid: s.fields for pid, s in stored.items()}, strict=strict)
-    summary = IngestSummary(duplicates=duplicates, not_accepted=not_accepted, sources=sources, files=files,
-                            unreadable=unreadable)
+    summary = IngestSummary(duplicates=duplicates, not_accepted=not_accepted, sources=sources, files=list(files),
+                            unreadable=list(unreadable))
     for d in duplicates:
         log.warning("duplicate abstract skipped: %s", d)
     if not_accepted:

@@ -26,6 +26,12 @@ EMBEDDING_DEVICES = ("auto", "cpu", "cuda", "mps")
 # Backends whose vectors are the model's own (to float rounding): a store built by one is served by the other.
 SAME_VECTORS = frozenset({"onnx", "torch"})
 
+# Upper bounds: a value past them is a typo (seconds meant as milliseconds, inf), not a wish.
+MAX_TIMEOUT = 600.0  # seconds to wait for the store or the LLM endpoint
+MAX_PERIOD = 86_400.0  # a day: the longest rate window or LLM cooldown
+MAX_SNOWFLAKE = 2**63 - 1  # Discord ids are 64-bit
+NO_ENV_FILE = ("", "none", "-")  # PAPERBOT_ENV_FILE values that mean: read no .env file
+
 _D = TypeVar("_D")
 
 
@@ -192,6 +198,7 @@ class Settings:
     # `paperbot run` rewrites this file every heartbeat_interval seconds; `paperbot health` reads it (bot/health.py).
     heartbeat_file: Path | None = None  # default: log_dir (else cache_dir) / heartbeat.json
     heartbeat_interval: float = 5.0
+    env_note: str = ""  # what the user should know about the .env file (load_env_file), shown by `paperbot doctor`
 
     @property
     def heartbeat_path(self) -> Path:
@@ -205,16 +212,17 @@ class Settings:
         so each default is written once; tests/test_settings.py checks that .env.example shows the same values.
         """
         e = _Env(os.environ if env is None else env)
+        host, url_port, url_ssl = _chroma_host(e)
         store = StoreSettings(
             path=e.path("CHROMA_PATH", default_data_dir() / "chroma"),
-            host=e.str("CHROMA_HOST") or StoreSettings.host,
-            port=e.int("CHROMA_PORT", StoreSettings.port, lo=1, hi=65535),
-            ssl=e.bool("CHROMA_SSL", StoreSettings.ssl),
+            host=host or StoreSettings.host,
+            port=e.int("CHROMA_PORT", url_port or StoreSettings.port, lo=1, hi=65535),
+            ssl=e.bool("CHROMA_SSL", StoreSettings.ssl if url_ssl is None else url_ssl),
             auth_token=Secret(e.str("CHROMA_AUTH_TOKEN") or StoreSettings.auth_token),
             collection=e.match("CHROMA_COLLECTION", StoreSettings.collection,
                                r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]",
                                "3-512 characters: letters, digits, '.', '_', '-'"),
-            timeout=e.float("CHROMA_TIMEOUT", StoreSettings.timeout, lo=0.1),
+            timeout=e.float("CHROMA_TIMEOUT", StoreSettings.timeout, lo=0.1, hi=MAX_TIMEOUT),
         )
         cache_dir = e.path("PAPERBOT_CACHE_DIR", default_cache_dir())
         embedding = EmbeddingSettings._from(e, cache_dir)
@@ -227,26 +235,26 @@ class Settings:
         )
         discord = DiscordSettings(
             token=Secret(e.str("DISCORD_TOKEN") or DiscordSettings.token),
-            guild_id=e.int("DISCORD_GUILD_ID", DiscordSettings.guild_id, lo=1),
+            guild_id=e.int("DISCORD_GUILD_ID", DiscordSettings.guild_id, lo=1, hi=MAX_SNOWFLAKE),
             admin_role=e.str("DISCORD_ADMIN_ROLE") or DiscordSettings.admin_role,
             rate_limit=e.int("DISCORD_RATE_LIMIT", DiscordSettings.rate_limit, lo=1, hi=10_000),
-            rate_window=e.float("DISCORD_RATE_WINDOW", DiscordSettings.rate_window, lo=1.0),
+            rate_window=e.float("DISCORD_RATE_WINDOW", DiscordSettings.rate_window, lo=1.0, hi=MAX_PERIOD),
             max_concurrency=e.int("DISCORD_MAX_CONCURRENCY", DiscordSettings.max_concurrency, lo=1, hi=64),
             guild_allowlist=e.int_set("DISCORD_GUILD_ALLOWLIST", DiscordSettings.guild_allowlist),
         )
         base_url = e.first_str("LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
-        if base_url and not re.match(r"^https?://[^\s/]+", base_url):
-            raise ConfigError("LLM_BASE_URL", f"must be an http(s) URL such as http://localhost:11434/v1, got {base_url!r}")
+        if base_url:
+            _check_url("LLM_BASE_URL", base_url)
         llm = LLMSettings(
             base_url=base_url.rstrip("/") if base_url else LLMSettings.base_url,
             api_key=Secret(e.first_str("LLM_API_KEY", "OPENAI_API_KEY") or LLMSettings.api_key),
             model=e.str("LLM_MODEL") or LLMSettings.model,
-            connect_timeout=e.float("LLM_CONNECT_TIMEOUT", LLMSettings.connect_timeout, lo=0.1),
-            read_timeout=e.float("LLM_TIMEOUT", LLMSettings.read_timeout, lo=0.1),
+            connect_timeout=e.float("LLM_CONNECT_TIMEOUT", LLMSettings.connect_timeout, lo=0.1, hi=MAX_TIMEOUT),
+            read_timeout=e.float("LLM_TIMEOUT", LLMSettings.read_timeout, lo=0.1, hi=MAX_TIMEOUT),
             max_tokens=e.int("LLM_MAX_TOKENS", LLMSettings.max_tokens, lo=16, hi=32_768),
             temperature=e.float("LLM_TEMPERATURE", LLMSettings.temperature, lo=0.0, hi=2.0),
             retries=e.int("LLM_RETRIES", LLMSettings.retries, lo=0, hi=10),
-            cooldown=e.float("LLM_COOLDOWN", LLMSettings.cooldown, lo=0.0),
+            cooldown=e.float("LLM_COOLDOWN", LLMSettings.cooldown, lo=0.0, hi=MAX_PERIOD),
             stream=e.bool("LLM_STREAM", LLMSettings.stream),
             failure_threshold=e.int("LLM_FAILURE_THRESHOLD", LLMSettings.failure_threshold, lo=1, hi=100),
             max_retry_wait=e.float("LLM_MAX_RETRY_WAIT", LLMSettings.max_retry_wait, lo=0.0, hi=600.0),
@@ -269,6 +277,74 @@ class Settings:
             heartbeat_file=e.path("PAPERBOT_HEARTBEAT_FILE", cls.heartbeat_file),
             heartbeat_interval=e.float("PAPERBOT_HEARTBEAT_INTERVAL", cls.heartbeat_interval, lo=0.1, hi=300.0),
         )
+
+
+def _check_url(name: str, url: str) -> None:
+    """An http(s) URL with a host, a valid port and no spaces, or a ConfigError naming `name`."""
+    from urllib.parse import urlsplit
+
+    example = "such as http://localhost:11434/v1"
+    if not re.match(r"^https?://[^\s/]+", url) or re.search(r"\s", url):
+        raise ConfigError(name, f"must be an http(s) URL without spaces, {example}, got {url!r}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(name, f"must be an http(s) URL with a port from 1 to 65535, {example}, got {url!r} "
+                          f"({exc})") from None
+    if not parts.hostname or port == 0:
+        raise ConfigError(name, f"must be an http(s) URL with a host and a port from 1 to 65535, {example}, "
+                          f"got {url!r}")
+
+
+def _chroma_host(e: _Env) -> tuple[str, int | None, bool | None]:
+    """CHROMA_HOST as a host name; given as a URL (http://host:8000), its host, port and scheme are read."""
+    raw = e.str("CHROMA_HOST")
+    if not raw:
+        return "", None, None
+    if "://" not in raw:
+        if re.search(r"[\s/]", raw) or re.fullmatch(r"[^:]+:\d*", raw):
+            raise ConfigError("CHROMA_HOST", f"must be a host name such as localhost (the port goes in CHROMA_PORT), "
+                              f"got {raw!r}")
+        return raw, None, None
+    from urllib.parse import urlsplit
+
+    _check_url("CHROMA_HOST", raw)
+    parts = urlsplit(raw)
+    if parts.path.strip("/") or parts.query:
+        raise ConfigError("CHROMA_HOST", f"must be a host name or http(s)://host:port without a path, got {raw!r}")
+    return parts.hostname or "", parts.port, parts.scheme == "https"
+
+
+def load_env_file(environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
+    """Load the .env file (PAPERBOT_ENV_FILE, else ./.env) into os.environ without overriding it.
+
+    Returns the file read (or None) and a note for the user when PAPERBOT_ENV_FILE names a file that
+    is not there (settings then come from the environment alone). A file that is not UTF-8 or cannot
+    be read is a ConfigError.
+    """
+    from dotenv import load_dotenv
+
+    environ = os.environ if environ is None else environ
+    named = environ.get("PAPERBOT_ENV_FILE", "").strip()
+    if named.lower() in NO_ENV_FILE and named:
+        return None, ""
+    path = Path(named).expanduser() if named else Path.cwd() / ".env"
+    if not path.is_file():
+        return None, (f"PAPERBOT_ENV_FILE={named} does not exist; settings come from the environment alone"
+                      if named else "")
+    variable = "PAPERBOT_ENV_FILE" if named else ".env"
+    try:
+        raw = path.read_bytes()
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(variable, f"{path} is not UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}); "
+                          "re-save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(variable, f"{path} cannot be read ({exc.strerror or exc})") from None
+    load_dotenv(path, override=False, encoding="utf-8")
+    return path, ""
 
 
 class _Env:
@@ -310,6 +386,9 @@ class _Env:
             raise ConfigError(name, f"must be a number, got {raw!r}") from None
         if value != value:
             raise ConfigError(name, "must be a number, got NaN")
+        if value in (float("inf"), float("-inf")):
+            span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}" if lo is not None else "finite"
+            raise ConfigError(name, f"must be a finite number ({span}), got {raw!r}")
         return self._bounded(name, value, lo, hi)
 
     def bool(self, name: str, default: bool) -> bool:
@@ -344,9 +423,14 @@ class _Env:
         if not raw:
             return default
         try:
-            return frozenset(int(x) for x in re.split(r"[,\s]+", raw) if x)
+            ids = frozenset(int(x) for x in re.split(r"[,\s]+", raw) if x)
         except ValueError:
             raise ConfigError(name, f"must be a comma-separated list of server ids, got {raw!r}") from None
+        bad = sorted(i for i in ids if not 1 <= i <= MAX_SNOWFLAKE)
+        if bad:
+            raise ConfigError(name, f"must be a comma-separated list of server ids (whole numbers from 1 to "
+                              f"{MAX_SNOWFLAKE}), got {bad[0]}")
+        return ids
 
     @staticmethod
     def _bounded(name, value, lo, hi):

@@ -150,3 +150,99 @@ def test_bundled_corpus_is_package_data():
     globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
     shipped = [f for f in files if any(fnmatch.fnmatch(f"corpus/{f}", g) for g in globs["paperbot"])]
     assert shipped == files, "pyproject.toml [tool.setuptools.package-data] leaves corpus files out of the wheel"
+
+
+# -- bounds and shapes of values ------------------------------------------------------------------
+
+from paperbot.errors import ConfigError  # noqa: E402
+from paperbot.settings import load_env_file  # noqa: E402
+
+
+@pytest.mark.parametrize("variable, value, allowed", [
+    ("CHROMA_TIMEOUT", "inf", "finite number (between 0.1 and 600.0)"),
+    ("CHROMA_TIMEOUT", "1e30", "between 0.1 and 600.0"),
+    ("LLM_TIMEOUT", "inf", "finite number"),
+    ("LLM_TIMEOUT", "1e30", "between 0.1 and 600.0"),
+    ("LLM_CONNECT_TIMEOUT", "-inf", "finite number"),
+    ("LLM_COOLDOWN", "1e30", "between 0.0 and 86400.0"),
+    ("DISCORD_RATE_WINDOW", "inf", "finite number"),
+    ("DISCORD_GUILD_ID", "-5", "between 1 and"),
+    ("DISCORD_GUILD_ID", str(2**64), "between 1 and"),
+    ("DISCORD_GUILD_ALLOWLIST", "12, -5", "whole numbers from 1 to"),
+    ("DISCORD_GUILD_ALLOWLIST", "0", "whole numbers from 1 to"),
+    ("LLM_BASE_URL", "http://exa mple.com/v1", "without spaces"),
+    ("LLM_BASE_URL", "http://localhost:99999/v1", "port from 1 to 65535"),
+    ("LLM_BASE_URL", "http://:8000/v1", "http(s) URL"),
+    ("CHROMA_HOST", "localhost:8000", "the port goes in CHROMA_PORT"),
+    ("CHROMA_HOST", "chroma server", "host name"),
+    ("CHROMA_HOST", "http://chroma:8000/api/v2", "without a path"),
+    ("CHROMA_HOST", "http://chroma:70000", "port from 1 to 65535"),
+])
+def test_out_of_bounds_values_are_refused_naming_the_variable(tmp_path, variable, value, allowed):
+    env = {"CHROMA_PATH": str(tmp_path), variable: value}
+    if variable.startswith("LLM_"):
+        env.setdefault("LLM_BASE_URL", "http://localhost:11434/v1")
+        env["LLM_MODEL"] = "m"
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env(env)
+    assert err.value.variable == variable and allowed in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("host, port, ssl", [("http://localhost:8000", 8000, False),
+                                             ("https://chroma.lab:9443", 9443, True),
+                                             ("https://chroma.lab", 8000, True), ("chroma.lab", 8000, False),
+                                             ("::1", 8000, False)])
+def test_chroma_host_given_as_a_url_is_read_as_host_port_and_scheme(tmp_path, host, port, ssl):
+    store = Settings.from_env({"CHROMA_PATH": str(tmp_path), "CHROMA_HOST": host}).store
+    assert (store.port, store.ssl) == (port, ssl) and "/" not in store.host and store.host
+    explicit = Settings.from_env({"CHROMA_HOST": host, "CHROMA_PORT": "7000", "CHROMA_SSL": "false"}).store
+    assert (explicit.port, explicit.ssl) == (7000, False)
+
+
+def test_env_file_missing_is_noted_not_a_crash_and_none_reads_no_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_env_file({"PAPERBOT_ENV_FILE": str(tmp_path / "gone.env")}) == (
+        None, f"PAPERBOT_ENV_FILE={tmp_path / 'gone.env'} does not exist; settings come from the environment alone")
+    (tmp_path / ".env").write_text("PAPERBOT_TEST_SETTING=from-dotenv\n", encoding="utf-8")
+    assert load_env_file({"PAPERBOT_ENV_FILE": "none"}) == (None, "")
+    monkeypatch.delenv("PAPERBOT_TEST_SETTING", raising=False)
+    assert load_env_file({}) == (tmp_path / ".env", "")
+    import os
+
+    assert os.environ["PAPERBOT_TEST_SETTING"] == "from-dotenv"
+    monkeypatch.delenv("PAPERBOT_TEST_SETTING")
+
+
+def test_env_file_that_is_not_utf8_is_one_line(tmp_path):
+    bad = tmp_path / "latin1.env"
+    bad.write_bytes("DISCORD_ADMIN_ROLE=Café\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as err:
+        load_env_file({"PAPERBOT_ENV_FILE": str(bad)})
+    assert str(err.value) == f"PAPERBOT_ENV_FILE: {bad} is not UTF-8 (byte 0xe9 on line 1); re-save it as UTF-8"
+
+
+def test_cli_exits_2_with_one_line_for_a_non_utf8_env_file(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "latin1.env"
+    bad.write_bytes("DISCORD_ADMIN_ROLE=Café\n".encode("latin-1"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHROMA_", "PAPERBOT_", "DISCORD_", "LLM_"))}
+    env.update(PAPERBOT_ENV_FILE=str(bad), CHROMA_PATH=str(tmp_path / "c"), PAPERBOT_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "doctor"], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"paperbot: configuration error: PAPERBOT_ENV_FILE: {bad} is not "
+                                                "UTF-8 (byte 0xe9 on line 1); re-save it as UTF-8"]
+
+
+def test_doctor_does_not_advise_a_rebuild_for_a_read_only_store():
+    from bot.doctor import REBUILD, _store_checks
+
+    report = {"kind": "error", "error": "attempt to write a readonly database"}
+    [check] = _store_checks(report, "the store at /data/chroma", "m")
+    assert not check.ok and "cannot be written" in check.detail and REBUILD not in check.hint
+    assert "write access to CHROMA_PATH" in check.hint
+    [damaged] = _store_checks({"kind": "error", "error": "database disk image is malformed"}, "the store", "m")
+    assert REBUILD in damaged.hint

@@ -370,6 +370,7 @@ def bibtex_block(paper: Paper) -> str:
     """The paper's BibTeX (the source's, or generated) as a code block that fits one field and cannot be
     closed early by the text inside it."""
     body = strip_control(bibtex.entry(paper)).replace("```", "`\u200b``")
+    body = _MARKUP_LIKE.sub("<\u200b", discord.utils.escape_mentions(body))  # inert even if copied out
     room = FIELD_VALUE - len("```bibtex\n\n```")
     if len(body) > room:
         body = body[: room - 1] + _ELLIPSIS

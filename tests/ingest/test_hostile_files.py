@@ -183,5 +183,5 @@ def test_a_bad_record_among_good_ones_is_skipped_and_counted_in_the_summary(tmp_
         summary = lib.ingest([write(tmp_path / "mixed.json", recs)])
     assert summary.added == 3
     assert "1 bad records skipped; 1 bad records kept with their title only" in summary.line()
-    assert summary.notes() == ["mixed.json: 1 records skipped, 1 kept with their title only (first: record 2: "
-                               "field 'authors' must be text or a list, got int)"]
+    assert summary.notes() == [("mixed.json: 1 records skipped, 1 kept with their title only (first: record 2: "
+                                "field 'authors' must be text or a list, got int)")]
