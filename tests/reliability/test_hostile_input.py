@@ -171,6 +171,7 @@ INVALID = {
     "CHROMA_TIMEOUT": ("soon", "must be a number"),
     "CHROMA_HOST": ("http://chroma:8000/api", "host name or http(s)://host:port without a path"),
     "EMBEDDING_BACKEND": ("gpu", "torch, onnx-int8"),
+    "EMBEDDING_DEVICE": ("tpu", "auto, cpu, cuda, mps"),
     "EMBEDDING_BATCH_SIZE": ("0", "between 1 and 4096"),
     "RETRIEVAL_TOP_K": ("51", "between 1 and 50"),
     "RETRIEVAL_MIN_DENSE": ("2", "between -1.0 and 1.0"),
