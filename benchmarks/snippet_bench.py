@@ -100,8 +100,7 @@ def main() -> int:
         stored = {"distinct": timed(lib, texts), "variants": timed(lib, variants)}
         stored_quotes = first_quotes(lib, texts)
         papers = {p.paper_id: p for p in lib.papers()}
-        lib.store._client.delete_collection(settings.store.collection + "-snippets")  # a store from before
-        lib.store._snippets = None
+        lib.store.snippets.delete(list({p.content_hash for p in papers.values()}))  # as a store from before
     with open_library(settings) as lib:
         lib.search("warm up")
         live = {"distinct": timed(lib, texts), "variants": timed(lib, variants)}

@@ -30,6 +30,7 @@ from ingest.parse import (
     supplement_paper,
     with_abstract,
 )
+from ingest.snippets import LegacySentences
 from ingest.store import Store
 from paperbot.records import (
     Paper,
@@ -241,10 +242,10 @@ def ingest(
     if not_accepted:
         log.info("%d withdrawn or rejected submissions skipped, first at %s", len(not_accepted), not_accepted[0])
 
-    moved = store.migrate_legacy_sentences() if stored else 0
+    moved = LegacySentences(store).migrate() if stored else 0
     if moved:
         log.info("sentence vectors of %d papers moved to the compact snippets collection", moved)
-    with_sentences = store.snippet_hashes() if stored else set()
+    with_sentences = store.snippets.hashes() if stored else set()
     wanted = {p.paper_id: p for p in papers}
     to_embed: list[Paper] = []
     backfill: list[Paper] = []  # stored before sentence vectors were: only those are computed
@@ -321,7 +322,7 @@ def ingest(
     if stale_ids:
         store.delete(stale_ids)
     if stale_versions:
-        store.delete_snippets(stale_versions)
+        store.snippets.delete(stale_versions)
     if changed:
         store.bump_version()
     summary.chunks_embedded = total_chunks
@@ -361,7 +362,7 @@ def _embed(batch: list[Paper], embedder: Embedder, store: Store, write_chunks: b
         pooled.update(zip(alone, embedder.encode(texts_alone)))
     if write_chunks:
         store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
-    store.upsert_snippets([
+    store.snippets.upsert([
         (p.paper_id, p.content_hash, [(s.start, s.end) for s in sentences[p.paper_id]],
          np.asarray([pooled[(p.paper_id, j)] for j in range(len(sentences[p.paper_id]))], dtype=np.float32))
         for p in batch if sentences[p.paper_id]])

@@ -13,25 +13,24 @@ other processes know when to rebuild.
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from paperbot.errors import (
     ModelMismatchError,
+    PaperbotError,
     StoreError,
     StoreLockedError,
     StoreUnavailableError,
 )
-from paperbot.records import StoredChunk, snippet_hash_of, snippet_id
+from paperbot.records import StoredChunk
 from paperbot.settings import StoreSettings
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,9 @@ class Store:
         self._client = self._connect()
         try:
             self._collection = self._open_collection(create)
-            self._snippets = self._open_snippets(create)
+            from ingest.snippets import SnippetRows
+
+            self.snippets = SnippetRows(self, self._open_snippets(create))
         except BaseException:
             self.close()  # a refused open (e.g. another model) must not keep the embedded store locked
             raise
@@ -108,17 +109,15 @@ class Store:
         s = self.settings
         headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
         _check_heartbeat(s, headers)
-        try:
+        with self._errors("connect"):
             client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
                                          settings=_chroma_settings())
-        except Exception as exc:
-            raise self._wrap(exc, "connect") from None
         _bound_requests(client, s.timeout)
         return client
 
     def _open_collection(self, create: bool):
         name = self.settings.collection
-        try:
+        with self._errors(f"open collection {name!r}"):
             if create:
                 col = self._client.get_or_create_collection(
                     name,
@@ -133,8 +132,6 @@ class Store:
                 )
             else:
                 col = self._client.get_collection(name, embedding_function=None)
-        except Exception as exc:
-            raise self._wrap(exc, f"open collection {name!r}") from None
         meta = col.metadata or {}
         stored_model, stored_dim = meta.get("embedding_model"), meta.get("embedding_dimension")
         if stored_model != self.model_name or stored_dim != self.dimension:
@@ -148,14 +145,12 @@ class Store:
     def _open_snippets(self, create: bool):
         """The companion collection of sentence vectors (snippets); None in a store made before it existed."""
         name = self.settings.collection + SNIPPETS_SUFFIX
-        try:
+        with self._errors(f"open collection {name!r}"):
             if create:
                 return self._client.get_or_create_collection(
                     name, embedding_function=None,
                     metadata={"embedding_model": self.model_name, "embedding_dimension": self.dimension})
             return self._existing(name)
-        except Exception as exc:
-            raise self._wrap(exc, f"open collection {name!r}") from None
 
     def _existing(self, name: str):
         names = {getattr(c, "name", c) for c in self._client.list_collections()}
@@ -165,6 +160,17 @@ class Store:
     def where(self) -> str:
         s = self.settings
         return f"{s.host}:{s.port}/{s.collection}" if s.is_server else f"{s.path} ({s.collection})"
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Chroma's (and its HTTP client's) exceptions inside the block become one StoreError saying what
+        failed while doing `action`, in words an admin can act on; paperbot's own errors pass through."""
+        try:
+            yield
+        except PaperbotError:
+            raise
+        except Exception as exc:  # chromadb raises many types, some not exported
+            raise self._wrap(exc, action) from None
 
     def _wrap(self, exc: Exception, action: str) -> StoreError:
         log.debug("store call failed: %s", action, exc_info=True)
@@ -189,10 +195,8 @@ class Store:
 
     def _fresh_metadata(self) -> dict:
         """The collection metadata as stored now (another process may have changed it)."""
-        try:
+        with self._errors("read collection metadata"):
             col = self._client.get_collection(self.settings.collection, embedding_function=None)
-        except Exception as exc:
-            raise self._wrap(exc, "read collection metadata") from None
         return dict(col.metadata or {})
 
     def content_version(self) -> str:
@@ -200,10 +204,8 @@ class Store:
         return str(self._fresh_metadata().get("content_version", "empty"))
 
     def count(self) -> int:
-        try:
+        with self._errors("count"):
             return self._collection.count()
-        except Exception as exc:
-            raise self._wrap(exc, "count") from None
 
     def iter_chunks(self, with_text: bool = True) -> Iterator[StoredChunk]:
         """Every stored chunk, paged so memory stays bounded on large stores.
@@ -214,10 +216,8 @@ class Store:
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
 
         def read(offset: int) -> dict:
-            try:
+            with self._errors("read chunks"):
                 return self._collection.get(include=include, limit=PAGE, offset=offset)
-            except Exception as exc:
-                raise self._wrap(exc, "read chunks") from None
 
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-read") as reader:
             offset = 0
@@ -238,10 +238,8 @@ class Store:
         """The stored vectors of these chunks, by id (ids not in the store are absent), read in pages."""
         out: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), PAGE):
-            try:
+            with self._errors("get embeddings"):
                 page = self._collection.get(ids=ids[start:start + PAGE], include=["embeddings"])
-            except Exception as exc:
-                raise self._wrap(exc, "get embeddings") from None
             out.update(zip(page["ids"], (np.asarray(v, dtype=np.float32) for v in page["embeddings"])))
         return out
 
@@ -258,11 +256,9 @@ class Store:
             total = self.count()  # a server that refuses more results than it holds
             if total == 0:
                 return []
-            try:
+            with self._errors("query"):
                 res = self._collection.query(query_embeddings=embedding, n_results=min(n, total),
                                              include=["distances"])
-            except Exception as exc:
-                raise self._wrap(exc, "query") from None
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
 
     # -- writing -----------------------------------------------------------------
@@ -285,133 +281,21 @@ class Store:
     def upsert(self, ids: list[str], embeddings, documents: list[str], metadatas: list[dict]) -> None:
         step = self.max_batch()
         for i in self._writes(len(ids)):
-            try:
+            with self._errors("write chunks"):
                 self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
                                         documents=documents[i:i + step], metadatas=metadatas[i:i + step])
-            except Exception as exc:
-                raise self._wrap(exc, "write chunks") from None
 
     def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
         step = self.max_batch()
         for i in self._writes(len(ids)):
-            try:
+            with self._errors("update metadata"):
                 self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
-            except Exception as exc:
-                raise self._wrap(exc, "update metadata") from None
-
-    # -- sentence vectors (snippets) --------------------------------------------------
-
-    def upsert_snippets(self, rows: list[tuple[str, str, list[tuple[int, int]], np.ndarray]]) -> None:
-        """Store, per paper version (paper id, content hash), its sentences' spans and vectors (one row each)."""
-        if self._snippets is None:
-            return
-        step = self.max_batch()
-        for i in self._writes(len(rows)):
-            page = rows[i:i + step]
-            try:
-                self._snippets.upsert(
-                    ids=[snippet_id(pid, h) for pid, h, _, _ in page],
-                    embeddings=[[int(h[:8], 16) / 2**32] for _, h, _, _ in page],  # a placeholder, never searched
-                    metadatas=[{"paper_id": pid, "content_hash": h, "spans": json.dumps([list(s) for s in spans]),
-                                "vectors": base64.b64encode(np.asarray(vectors, dtype=np.float16).tobytes()).decode()}
-                               for pid, h, spans, vectors in page])
-            except Exception as exc:
-                raise self._wrap(exc, "write sentence vectors") from None
-
-    def delete_snippets(self, content_hashes: list[str]) -> None:
-        """Remove the sentence vectors of these paper versions."""
-        if self._snippets is None:
-            return
-        step = self.max_batch()
-        for i in self._writes(len(content_hashes)):
-            try:
-                self._snippets.delete(where={"content_hash": {"$in": content_hashes[i:i + step]}})
-            except Exception as exc:
-                raise self._wrap(exc, "delete sentence vectors") from None
-
-    def snippet_count(self) -> int:
-        """How many paper versions have their sentence vectors stored."""
-        try:
-            return self._snippets.count() if self._snippets is not None else 0
-        except Exception as exc:
-            raise self._wrap(exc, "count sentence vectors") from None
-
-    def snippet_hashes(self) -> set[str]:
-        """The paper versions (content hashes) whose sentence vectors are stored (ids only are read)."""
-        found: set[str] = set()
-        offset = 0
-        while self._snippets is not None:
-            try:
-                page = self._snippets.get(include=[], limit=PAGE * 10, offset=offset)
-            except Exception as exc:
-                raise self._wrap(exc, "read sentence vectors") from None
-            found.update(snippet_hash_of(i) for i in page["ids"])
-            if len(page["ids"]) < PAGE * 10:
-                break
-            offset += PAGE * 10
-        return found
-
-    def snippet_vectors(self, versions: dict[str, str]) -> dict[str, list[tuple[int, int, np.ndarray]]]:
-        """For papers given as {paper id: content hash}: their sentences' (start, end, vector), abstract order;
-        vectors in float16, as stored."""
-        if self._snippets is None or not versions:
-            return {}
-        try:
-            page = self._snippets.get(ids=[snippet_id(pid, h) for pid, h in versions.items()], include=["metadatas"])
-        except Exception as exc:
-            raise self._wrap(exc, "read sentence vectors") from None
-        out: dict[str, list[tuple[int, int, np.ndarray]]] = {}
-        for meta in page["metadatas"]:
-            spans = json.loads(meta["spans"])
-            vectors = np.frombuffer(base64.b64decode(meta["vectors"]), dtype=np.float16)
-            vectors = vectors.reshape(len(spans), -1) if spans else vectors.reshape(0, self.dimension)
-            out[str(meta["paper_id"])] = [(int(a), int(b), v) for (a, b), v in zip(spans, vectors)]
-        return out
-
-    def migrate_legacy_sentences(self) -> int:
-        """Move sentence vectors stored one row per sentence (the earlier layout) into the snippets
-        collection, then delete the old collection; returns the number of paper versions moved.
-
-        Reading the old collection loads its vector index once, here, instead of in every bot.
-        """
-        name = self.settings.collection + LEGACY_SENTENCES_SUFFIX
-        try:
-            legacy = self._existing(name)
-        except Exception as exc:
-            raise self._wrap(exc, f"open collection {name!r}") from None
-        if legacy is None or self._snippets is None:
-            return 0
-        by_version: dict[tuple[str, str], list[tuple[int, int, np.ndarray]]] = defaultdict(list)
-        offset = 0
-        while True:
-            try:
-                page = legacy.get(include=["metadatas", "embeddings"], limit=PAGE * 4, offset=offset)
-            except Exception as exc:
-                raise self._wrap(exc, "read sentence vectors") from None
-            for meta, vector in zip(page["metadatas"], page["embeddings"]):
-                key = (str(meta["paper_id"]), str(meta["content_hash"]))
-                by_version[key].append((int(meta["start"]), int(meta["end"]), np.asarray(vector, dtype=np.float16)))
-            if len(page["ids"]) < PAGE * 4:
-                break
-            offset += PAGE * 4
-        rows = []
-        for (pid, h), sentences in by_version.items():
-            sentences.sort(key=lambda r: r[0])
-            rows.append((pid, h, [(a, b) for a, b, _ in sentences], np.asarray([v for _, _, v in sentences])))
-        self.upsert_snippets(rows)
-        try:
-            self._client.delete_collection(name)
-        except Exception as exc:
-            raise self._wrap(exc, f"delete collection {name!r}") from None
-        return len(rows)
 
     def delete(self, ids: list[str]) -> None:
         step = self.max_batch()
         for i in self._writes(len(ids)):
-            try:
+            with self._errors("delete chunks"):
                 self._collection.delete(ids=ids[i:i + step])
-            except Exception as exc:
-                raise self._wrap(exc, "delete chunks") from None
 
     def write_in_progress(self) -> bool:
         """True when the last ingest that started writing never finished (it was killed)."""
@@ -424,10 +308,8 @@ class Store:
         meta.pop("hnsw:space", None)  # fixed at creation; Chroma refuses to change it
         meta["content_version"] = version
         meta["ingest_state"] = "writing" if writing else "done"
-        try:
+        with self._errors("update collection metadata"):
             self._collection.modify(metadata=meta)
-        except Exception as exc:
-            raise self._wrap(exc, "update collection metadata") from None
         return version
 
 

@@ -322,7 +322,7 @@ class Retriever:
                     abstract = view.papers[pid].abstract
                     todo.append((pid, [Quote(abstract[s.start:s.end], s.start, s.end) for s in split_sentences(abstract)]))
         if todo:  # vectors computed at ingest; papers stored without them are embedded now
-            stored = self.store.snippet_vectors({pid: view.papers[pid].content_hash for pid, _ in todo})
+            stored = self.store.snippets.vectors({pid: view.papers[pid].content_hash for pid, _ in todo})
             missing = []
             for pid, quotes in todo:
                 rows = stored.get(pid, [])

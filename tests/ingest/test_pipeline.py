@@ -292,7 +292,7 @@ def test_a_bad_export_next_to_a_good_one_writes_nothing(lib, tmp_path):
 
 def sentence_spans(lib: Library) -> dict[str, list[tuple[int, int]]]:
     papers = {p.paper_id: p.content_hash for p in lib.papers()}
-    return {pid: [(a, b) for a, b, _ in rows] for pid, rows in lib.store.snippet_vectors(papers).items()}
+    return {pid: [(a, b) for a, b, _ in rows] for pid, rows in lib.store.snippets.vectors(papers).items()}
 
 
 def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question(lib, tmp_path):
@@ -314,13 +314,13 @@ def test_sentence_vectors_follow_edits_and_deletions(lib, tmp_path):
     lib.ingest([corpus_file(folder, "a.txt", edited)])
     spans = sentence_spans(lib)
     assert set(spans) == {p.paper_id for p in lib.papers()} and len(spans) == 3
-    assert lib.store.snippet_count() == 3, "no vectors of removed or replaced versions are left"
+    assert lib.store.snippets.count() == 3, "no vectors of removed or replaced versions are left"
 
 
 def test_store_without_sentence_vectors_is_served_then_backfilled_without_reembedding(lib, tmp_path):
     f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
     lib.ingest([f])
-    lib.store.delete_snippets([p.content_hash for p in lib.papers()])  # a store from before they existed
+    lib.store.snippets.delete([p.content_hash for p in lib.papers()])  # a store from before they existed
     assert sentence_spans(lib) == {}
     assert lib.search("Bellman residual minimization").hits[0].quotes[0].text.startswith("We study Bellman")
     again = lib.ingest([f])
@@ -333,19 +333,19 @@ def test_sentence_vectors_of_the_earlier_one_row_per_sentence_layout_are_moved_w
     f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
     lib.ingest([f])
     papers = {p.paper_id: p.content_hash for p in lib.papers()}
-    before = lib.store.snippet_vectors(papers)
+    before = lib.store.snippets.vectors(papers)
     # Rewrite them as the earlier layout stored them: one row per sentence, its vector in the vector index.
     legacy = lib.store._client.create_collection(lib.settings.store.collection + "-sentences",
                                                  embedding_function=None, metadata={"hnsw:space": "cosine"})
     rows = [(pid, papers[pid], j, a, b, v) for pid, found in before.items() for j, (a, b, v) in enumerate(found)]
     legacy.add(ids=[f"{pid}:{h[:10]}:s{j}" for pid, h, j, *_ in rows], embeddings=[v.tolist() for *_, v in rows],
                metadatas=[{"paper_id": pid, "content_hash": h, "start": a, "end": b} for pid, h, _, a, b, _ in rows])
-    lib.store.delete_snippets(list(papers.values()))
+    lib.store.snippets.delete(list(papers.values()))
     encoded = lib.embedder.encoded
     again = lib.ingest([f])
     assert (again.unchanged, again.chunks_embedded, again.snippets_added) == (4, 0, 0)
     assert lib.embedder.encoded == encoded, "moving the vectors needs no model"
-    after = lib.store.snippet_vectors(papers)
+    after = lib.store.snippets.vectors(papers)
     assert {pid: [(a, b) for a, b, _ in r] for pid, r in after.items()} == \
         {pid: [(a, b) for a, b, _ in r] for pid, r in before.items()}
     assert all(np.allclose(v1, v2, atol=1e-3) for pid in before for (_, _, v1), (_, _, v2) in zip(before[pid], after[pid]))
