@@ -16,11 +16,12 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from paperbot.ics import Event
 from paperbot.records import Paper, Slot
 from paperbot.text import readable
-from retrieval.types import paper_json
+from retrieval.types import SearchResult, Similar, paper_json
 
 TALKS = ("oral", "spotlight")
 LONG_TEXT = 300  # characters: a text this long is an abstract, matched as `related` does, not as a query
@@ -101,7 +102,15 @@ def check_day(day: str) -> str:
         raise ValueError(f"day must be a date such as 2026-12-08, got {day!r}") from None
 
 
-def plan_for(library, text: str, k: int = 10, day: str = "") -> Plan:  # library: retrieval.library.Library
+class FindsPapers(Protocol):
+    """What a plan needs of the library (retrieval.library.Library)."""
+
+    def search(self, query: str, k: int | None = None) -> SearchResult: ...
+
+    def related(self, text: str, k: int = 10) -> list[Similar]: ...
+
+
+def plan_for(library: FindsPapers, text: str, k: int = 10, day: str = "") -> Plan:
     """The plan of the papers `text` finds: a topic by search (relevant papers only), an abstract by likeness."""
     text = " ".join(text.split())
     if len(text) > LONG_TEXT:

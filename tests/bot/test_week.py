@@ -219,3 +219,19 @@ async def test_digests_are_rate_limited_per_watch_and_queued_papers_come_next(ma
     [queued] = later.messages
     body = queued["embeds"][0]["description"]
     assert "Reward Models That Know When They Are Wrong" in body and "Direct Preference" not in body
+
+
+def test_the_week_commands_have_chinese_names_and_descriptions(make_bot):
+    from discord import app_commands
+
+    from bot.app import messages as bot_messages
+    from bot.app.week import COMMANDS
+
+    missing = []
+    for command in COMMANDS:
+        walk = [command, *command.walk_commands()] if isinstance(command, app_commands.Group) else [command]
+        for c in walk:
+            missing += [t for t in (c.name, c.description) if t not in bot_messages.COMMANDS_ZH]
+            if isinstance(c, app_commands.Command):
+                missing += [t for p in c.parameters for t in (p.name, p.description) if t not in bot_messages.COMMANDS_ZH]
+    assert not missing, missing
