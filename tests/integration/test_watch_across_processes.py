@@ -43,7 +43,7 @@ async def test_a_watch_fires_after_an_ingest_in_another_process(chroma_server, e
         lib.ingest([path])
         bot = PaperBot(Services(settings, lib))
         async with Harness(bot) as h:
-            added = await h.slash("watch add", topic="preference optimization for alignment")
+            added = await h.slash("watch add", topic="preference optimization")
             nothing = await h.background(bot.watcher.run_once())  # no ingest yet: no digest
             shapes.write_json(path, program())  # the program gains six papers, ingested by another process
             environ = {k: v for k, v in os.environ.items() if not k.startswith(("CHROMA_", "PAPERBOT_", "EMBEDDING_"))}
@@ -59,7 +59,7 @@ async def test_a_watch_fires_after_an_ingest_in_another_process(chroma_server, e
     [digest] = fired.messages
     assert "guild_id" not in digest  # a direct message
     embed = digest["embeds"][0]
-    assert embed["title"] == "New papers for your watch: preference optimization for alignment"
+    assert embed["title"] == "New papers for your watch: preference optimization"
     assert "Direct Preference Optimization Without a Reference Model" in embed["description"]
     assert "Weather" not in embed["description"] and "Protein" not in embed["description"]
     assert embed["description"].count("**") // 2 <= 10
