@@ -129,6 +129,22 @@ def test_bundled_corpus_parses_with_labels_and_links():
         ("Neuro-symbolic systems are hard. We introduce AS2 (Attention-Based Soft Answer Sets), a method.", "AS2"),
         ("Robots explore badly. We introduce Devyn (Developing synergies), a lightweight framework.", "Devyn"),
         ("LLMs use RL. We propose a simple method for calibration of LLMs.", "Simple method for calibration of LLMs"),
+        # the first contribution sentence, not a later aside or the conclusion's suggestions
+        ("RL helps reasoning. We study what RL post-training teaches models about skill composition and how "
+         "structure matters. We find things. To study the implication, we present a preliminary study on formal "
+         "theorem proving.", "What RL post-training teaches models about skill composition"),
+        ("This position paper argues that supervised fine-tuning followed by RL (SFT-then-RL) cannot be fixed. Based on "
+         "our analysis, we propose three promising research directions: (1) joint optimization.", "SFT-then-RL"),
+        ("We study multiple change point localization under bandit feedback. We propose an adaptive algorithm "
+         "that first detects intervals.", "Multiple change point localization under bandit feedback"),
+        # a title-case name after "we propose", not an acronym of the technique it builds on
+        ("Rewards are misspecified under potential-based reward shaping (PBRS). We propose Shaping-Aware "
+         "Reward-Robust RL, which builds uncertainty sets over PBRS classes.", "Shaping-Aware Reward-Robust RL"),
+        # math and a dangling clause are not part of the label; neither is a name of the setting studied
+        ("We study regret in a Gaussian process (GP) model with $r^*(x)$ and noise.",
+         "Regret in a Gaussian process (GP) model"),
+        ("This paper explains this shrinkage issue of RLVR by analyzing its learning dynamics.",
+         "Shrinkage issue of RLVR"),
     ],
 )
 def test_labels_name_the_method_or_summarize(abstract, label):
