@@ -104,6 +104,10 @@ def main() -> None:
     print(f"{'':28}{'precision':>10}{'recall':>8}{'empty off-topic':>17}")
     print(f"{'plan (relevance rule)':28}{ours['precision']:>10.3f}{ours['recall']:>8.3f}{ours['empty_off_topic']:>17.3f}")
     print(f"{'baseline (top-k hits)':28}{base['precision']:>10.3f}{base['recall']:>8.3f}{base['empty_off_topic']:>17.3f}")
+    for row, got in zip(rows, plans):
+        missed, extra = set(row["relevant"]) - got, got - set(row["relevant"]) - set(row["acceptable"])
+        if missed or extra:
+            print(f"  {row['topic']!r}: missed {sorted(missed)}, wrong {sorted(extra)}")
     print(f"clashes: {len(found)} marked, {len(want)} expected, {len(found & want)} correct")
     print(f"time: plan / search of the same topic = {t_plan / t_search:.2f}x "
           f"({t_plan / len(rows) * 1000:.1f} ms vs {t_search / len(rows) * 1000:.1f} ms per topic)")
