@@ -18,11 +18,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ingest.store import LEGACY_SENTENCES_SUFFIX, PAGE
 from paperbot.records import snippet_hash_of, snippet_id
 
 if TYPE_CHECKING:
     from ingest.store import Store
+
+# The companion collection holding every abstract sentence's vector, for snippets without query-time embedding:
+# one row per paper version, its sentences' spans and float16 vectors packed in the metadata. Chroma's vector
+# index is not used for them (each row's 1-number embedding is a placeholder), so reading a few papers' rows
+# never loads every sentence vector into memory.
+SNIPPETS_SUFFIX = "-snippets"
+# The earlier layout: one row per sentence, its vector in the vector index (reading any row loaded them all).
+# The next ingest moves it into the snippets collection and deletes it.
+LEGACY_SENTENCES_SUFFIX = "-sentences"
+IDS_PAGE = 5000  # row ids read per request (no metadata: cheap)
+LEGACY_PAGE = 2000  # rows of the earlier layout read per request, vectors included
 
 
 class SnippetRows:
@@ -71,11 +81,11 @@ class SnippetRows:
         offset = 0
         while self._rows is not None:
             with self._store._errors("read sentence vectors"):
-                page = self._rows.get(include=[], limit=PAGE * 10, offset=offset)
+                page = self._rows.get(include=[], limit=IDS_PAGE, offset=offset)
             found.update(snippet_hash_of(i) for i in page["ids"])
-            if len(page["ids"]) < PAGE * 10:
+            if len(page["ids"]) < IDS_PAGE:
                 break
-            offset += PAGE * 10
+            offset += IDS_PAGE
         return found
 
     def vectors(self, versions: dict[str, str]) -> dict[str, list[tuple[int, int, np.ndarray]]]:
@@ -115,13 +125,13 @@ class LegacySentences:
         offset = 0
         while True:
             with self._store._errors("read sentence vectors"):
-                page = legacy.get(include=["metadatas", "embeddings"], limit=PAGE * 4, offset=offset)
+                page = legacy.get(include=["metadatas", "embeddings"], limit=LEGACY_PAGE, offset=offset)
             for meta, vector in zip(page["metadatas"], page["embeddings"]):
                 key = (str(meta["paper_id"]), str(meta["content_hash"]))
                 by_version[key].append((int(meta["start"]), int(meta["end"]), np.asarray(vector, dtype=np.float16)))
-            if len(page["ids"]) < PAGE * 4:
+            if len(page["ids"]) < LEGACY_PAGE:
                 break
-            offset += PAGE * 4
+            offset += LEGACY_PAGE
         rows = []
         for (pid, h), sentences in by_version.items():
             sentences.sort(key=lambda r: r[0])

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ingest.snippets import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
     ModelMismatchError,
     PaperbotError,
@@ -45,14 +46,6 @@ PAGE = 500
 # the other threads run (benchmarks/loop_lag.py).
 WRITE_BATCH = 32
 WRITE_PAUSE = 0.01  # seconds between two write calls
-# The companion collection holding every abstract sentence's vector, for snippets without query-time embedding:
-# one row per paper version, its sentences' spans and float16 vectors packed in the metadata. Chroma's vector
-# index is not used for them (each row's 1-number embedding is a placeholder), so reading a few papers' rows
-# never loads every sentence vector into memory.
-SNIPPETS_SUFFIX = "-snippets"
-# The earlier layout: one row per sentence, its vector in the vector index (reading any row loaded them all).
-# The next ingest moves it into the snippets collection and deletes it.
-LEGACY_SENTENCES_SUFFIX = "-sentences"
 
 
 def _chroma_settings():
@@ -72,8 +65,6 @@ class Store:
         self._client = self._connect()
         try:
             self._collection = self._open_collection(create)
-            from ingest.snippets import SnippetRows
-
             self.snippets = SnippetRows(self, self._open_snippets(create))
         except BaseException:
             self.close()  # a refused open (e.g. another model) must not keep the embedded store locked

@@ -15,6 +15,20 @@ from typing import NamedTuple
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("paperbot", "ingest", "retrieval", "bot")
 CORE = ("paperbot", "ingest", "retrieval")
+# The layers, lowest first (docs/architecture.md): a module imports its own layer and the ones below only.
+# A module belongs to the layer of the longest prefix listed; bot's own modules that are not front ends
+# (bot.text, bot.terminal, bot.runtime) are the shared pieces the Discord layer and the front ends use.
+LAYERS = (
+    ("kernel", ("paperbot",)),
+    ("ingest", ("ingest",)),
+    ("retrieval", ("retrieval",)),
+    ("bot pieces", ("bot",)),  # bot.text, bot.terminal, bot.runtime, bot.health (the heartbeat)
+    ("discord", ("bot.app",)),
+    ("harness", ("bot.harness",)),
+    ("front ends", ("bot.cli", "bot.chat", "bot.doctor")),
+)
+# Below the Discord layer nothing imports discord.
+NO_DISCORD = ("kernel", "ingest", "retrieval", "bot pieces")
 
 
 class Import(NamedTuple):
@@ -151,17 +165,62 @@ def test_no_import_cycles_among_project_modules():
     assert not cycles, "import cycles among the project's modules:\n" + report
 
 
-def test_core_never_imports_discord():
+def layer_of(module: str) -> int:
+    """The index in LAYERS of the module's layer (the longest matching prefix wins)."""
+    best, depth = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > depth:
+                best, depth = i, len(prefix)
+    return best
+
+
+def test_every_module_has_a_layer_and_imports_only_its_own_or_lower_ones():
+    imports = project_imports(REPO, PACKAGES)
+    unplaced = sorted(m for m in module_names(REPO, PACKAGES) if layer_of(m) < 0)
+    assert not unplaced, f"modules in no layer (add them to LAYERS and docs/architecture.md): {unplaced}"
+    upward = [f"{imp.where}: {imp.module} ({LAYERS[layer_of(imp.module)][0]}) imports {imp.target} "
+              f"({LAYERS[layer_of(imp.target)][0]})"
+              for imp in imports if layer_of(imp.target) > layer_of(imp.module)]
+    assert not upward, "imports of a higher layer:\n" + "\n".join(sorted(upward))
+
+
+def test_nothing_below_the_discord_layer_imports_discord():
     offenders = []
-    for module, path in module_names(REPO, CORE).items():
-        is_package = path.name == "__init__.py"
-        for base, _, line in imported_names(path, module, is_package, skip_type_checking=False):
+    for module, path in module_names(REPO, PACKAGES).items():
+        if LAYERS[layer_of(module)][0] not in NO_DISCORD:
+            continue
+        for base, _, line in imported_names(path, module, path.name == "__init__.py", skip_type_checking=False):
             if base == "discord" or base.startswith("discord."):
                 offenders.append(f"{path.relative_to(REPO).as_posix()}:{line} imports {base}")
-    assert not offenders, "paperbot/, ingest/ and retrieval/ must not import discord:\n" + "\n".join(offenders)
+    assert not offenders, "only bot/app/ and what sits above it may import discord:\n" + "\n".join(offenders)
+
+
+def test_no_private_name_is_imported_from_another_package():
+    """`from retrieval.llm import _public_url` in bot/ reaches into another package's insides."""
+    modules = module_names(REPO, PACKAGES)
+    offenders = []
+    for module, path in modules.items():
+        for base, names, line in imported_names(path, module, path.name == "__init__.py", skip_type_checking=False):
+            if not any(base == p or base.startswith(p + ".") for p in PACKAGES):
+                continue
+            if base.split(".")[0] == module.split(".")[0]:
+                continue
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private or any(part.startswith("_") and not part.startswith("__") for part in base.split(".")):
+                offenders.append(f"{path.relative_to(REPO).as_posix()}:{line} imports {private or base} from {base}")
+    assert not offenders, "private names imported across packages:\n" + "\n".join(offenders)
 
 
 # -- the checker itself -----------------------------------------------------------------------------------
+
+
+def test_layers_are_read_by_their_longest_prefix():
+    assert LAYERS[layer_of("bot.app.client")][0] == "discord"
+    assert LAYERS[layer_of("bot.text")][0] == "bot pieces"
+    assert LAYERS[layer_of("bot.cli")][0] == "front ends"
+    assert LAYERS[layer_of("retrieval.qa")][0] == "retrieval"
+    assert layer_of("elsewhere") == -1
 
 
 def test_find_cycles_on_small_graphs():
