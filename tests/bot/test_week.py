@@ -235,3 +235,30 @@ def test_the_week_commands_have_chinese_names_and_descriptions(make_bot):
             if isinstance(c, app_commands.Command):
                 missing += [t for p in c.parameters for t in (p.name, p.description) if t not in bot_messages.COMMANDS_ZH]
     assert not missing, missing
+
+
+async def test_papers_ingested_while_the_bot_was_down_reach_the_watch_at_the_next_start(make_bot, tmp_path, corpus):
+    shapes.write_json(corpus / "program.json", week_papers({205}))
+    with Library(make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus)), embedder=HashEmbedder()) as lib:
+        lib.ingest()
+        h = Harness(make_bot(lib))
+        await h.start()
+        try:
+            await h.slash("watch add", topic="diffusion policies")
+            await h.slash("watch add", topic="@everyone <@123456789012345678> **bold**")
+            await h.stop()
+            shapes.write_json(corpus / "program.json", week_papers({205, 207}))
+            lib.ingest()  # the bot is down
+            bot = make_bot(lib)
+            h = Harness(bot, rest=h.rest)
+            await h.start()
+            digest = await h.background(bot.watcher.run_once())
+            listed = await h.slash("watch list")
+        finally:
+            await h.stop()
+    [message] = digest.messages
+    assert message["embeds"][0]["title"] == "New papers for your watch: diffusion policies"
+    assert "Diffusion Policies for Dexterous Manipulation" in message["embeds"][0]["description"]
+    hostile = listed.messages[-1]["content"].splitlines()[-1]
+    assert "\\*\\*bold\\*\\*" in hostile and "<@123456789012345678>" not in hostile and "@everyone" not in hostile
+    assert_calls_ok(digest.calls + listed.calls)

@@ -147,5 +147,15 @@ def test_plan_command_prints_the_plan_and_writes_the_calendar(tmp_path):
     abstract.write_text("We build robots that manipulate objects. " * 10, encoding="utf-8")
     mine = json.loads(run(tmp_path, "plan", str(abstract), "--json", "-k", "1").stdout)
     assert mine["slots"][0]["papers"][0]["paper_id"] == "207"
+    hit = json.loads(run(tmp_path, "search", "preference optimization without a reference model", "--json",
+                         "-k", "1").stdout)["hits"][0]
+    assert hit["paper_id"] == "201" and [s["start"] for s in hit["slots"]] == ["2026-12-08T10:00:00-08:00",
+                                                                              "2026-12-09T11:00:00-08:00"]
+    cited = json.loads(run(tmp_path, "ask", "how to do preference optimization without a reference model?",
+                           "--json").stdout)["citations"]
+    [c201] = [c for c in cited if c["paper_id"] == "201"]
+    assert [s["session"] for s in c201["slots"]] == ["Oral Session 2A", "Poster Session 3"]
+    text = run(tmp_path, "search", "reward models that know when they are wrong", "-k", "1").stdout
+    assert "    Oral Session 2B · Tue 10:00 · Hall B" in text and "    Poster Session 3 · Wed 11:00 · #1202" in text
     bad = run(tmp_path, "plan", "x", "--day", "Tuesday")
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--day: day must be a date" in bad.stderr
