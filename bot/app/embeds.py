@@ -428,26 +428,35 @@ def plan_page(plan: Plan, page: int, lang: str = "en") -> Page:
         lines.append(messages.text("PLAN_EMPTY", lang, day=day))
     else:
         lines.append(messages.text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots)))
-    fields = []
     shown = [s for s in plan.slots if days and s.day == days[page]]
     if shown:
         lines.append(f"**{escape(_day_name(shown[0], lang))}**")
-    for s in shown:
-        rows = []
-        for p in s.papers:
-            url = link_of(p.paper)
-            title = f"[{title_of(p.paper)}]({url})" if url else title_of(p.paper)
-            number = f"#{escape(p.poster_position.lstrip('#'))} · " if p.poster_position else ""
-            score = f" · score {p.score:.2f}" if p.score is not None else ""
-            rows.append(f"{number}{title}{score}")
-        fields.append(Field(escape(plan_slot_heading(s, lang)), "\n".join(rows)))
     if plan.unscheduled and page == pages - 1:
         titles = "; ".join(title_of(p.paper) for p in plan.unscheduled)
         lines.append(messages.text("PLAN_UNSCHEDULED", lang, titles=clip(titles, 1000)))
-    cards = build_cards(title=clip(messages.text("PLAN_HEADING", lang, query=escape(plan.query)), TITLE),
-                        description="\n".join(lines), fields=fields, colour=COLOUR_INFO,
-                        footer=bot_messages.text("PLAN_FOOTER", lang, page=page + 1, pages=pages))
-    return paginate(cards)[0]
+    footer = bot_messages.text("PLAN_FOOTER", lang, page=page + 1, pages=pages)
+    title = clip(messages.text("PLAN_HEADING", lang, query=escape(plan.query)), TITLE)
+    # One message per day: with links while they fit, then without, then the day's last slots left to the
+    # calendar file (which always has every slot).
+    for links, kept in [(True, len(shown)), *((False, n) for n in range(len(shown), -1, -1))]:
+        fields = [_plan_field(s, lang, links) for s in shown[:kept]]
+        note = ([bot_messages.text("PLAN_MORE", lang, more=len(shown) - kept)] if kept < len(shown) else [])
+        found = paginate(build_cards(title=title, description="\n".join(lines + note), fields=fields,
+                                     colour=COLOUR_INFO, footer=footer))
+        if len(found) == 1:
+            break
+    return found[0]
+
+
+def _plan_field(s, lang: str, links: bool) -> Field:  # s: retrieval.plan.PlanSlot
+    rows = []
+    for p in s.papers:
+        url = link_of(p.paper) if links else ""
+        name = title_of(p.paper) if links else clip(title_of(p.paper), 90)
+        number = f"#{escape(p.poster_position.lstrip('#'))} · " if p.poster_position else ""
+        score = f" · score {p.score:.2f}" if p.score is not None else ""
+        rows.append(f"{number}[{name}]({url}){score}" if url else f"{number}{name}{score}")
+    return Field(escape(plan_slot_heading(s, lang)), "\n".join(rows))
 
 
 def _day_name(slot, lang: str) -> str:

@@ -34,6 +34,7 @@ CALENDAR_LABEL = "Calendar"
 FORGOTTEN = "Deleted everything I kept about you: {saved} saved papers and {watches} watches."
 PLAN_NO_INPUT = "Give a topic, paste or attach an abstract, or choose `saved` to plan from your saved papers."
 PLAN_BAD_DAY = "`day` must be a date such as 2026-12-08."
+PLAN_MORE = "…and {more} more slots this day: the calendar file has them all."
 PLAN_FOOTER = "day {page}/{pages} · the program's local time · the calendar file has every slot"
 WATCH_ADDED = "Watching “{topic}” (#{id}): new matching papers will come {where}, at most {max} at a time."
 WATCH_BY_DM = "to you by direct message"
@@ -211,6 +212,7 @@ ZH = {
     "FORGOTTEN": "已删除我保存的关于你的一切：{saved} 篇收藏论文和 {watches} 个订阅。",
     "PLAN_NO_INPUT": "请给出主题、粘贴或附上摘要，或选择 `saved` 按收藏的论文安排日程。",
     "PLAN_BAD_DAY": "`day` 必须是日期，例如 2026-12-08。",
+    "PLAN_MORE": "……这一天还有 {more} 个时段：日历文件包含全部。",
     "PLAN_FOOTER": "第 {page}/{pages} 天 · 会议当地时间 · 日历文件包含所有时段",
     "WATCH_ADDED": "正在订阅“{topic}”（#{id}）：新的匹配论文将发送{where}，每次最多 {max} 篇。",
     "WATCH_BY_DM": "到你的私信",

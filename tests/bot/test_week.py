@@ -233,7 +233,8 @@ def test_the_week_commands_have_chinese_names_and_descriptions(make_bot):
         for c in walk:
             missing += [t for t in (c.name, c.description) if t not in bot_messages.COMMANDS_ZH]
             if isinstance(c, app_commands.Command):
-                missing += [t for p in c.parameters for t in (p.name, p.description) if t not in bot_messages.COMMANDS_ZH]
+                missing += [t for p in c.parameters for t in (p.name, p.description)
+                            if t not in bot_messages.COMMANDS_ZH]
     assert not missing, missing
 
 
@@ -262,3 +263,22 @@ async def test_papers_ingested_while_the_bot_was_down_reach_the_watch_at_the_nex
     hostile = listed.messages[-1]["content"].splitlines()[-1]
     assert "\\*\\*bold\\*\\*" in hostile and "<@123456789012345678>" not in hostile and "@everyone" not in hostile
     assert_calls_ok(digest.calls + listed.calls)
+
+
+def test_a_crowded_day_fits_one_message_and_sends_the_rest_to_the_calendar():
+    from bot.app import embeds
+    from paperbot.records import Paper, Slot
+    from retrieval.plan import build_plan
+    from tests.bot.limits import message_problems
+
+    papers = [Paper(paper_id=f"c{i}", source="s", position=i, abstract="", label="x", title="A long title " * 12,
+                    url=f"https://openreview.net/forum?id=c{i:04d}" + "x" * 60,
+                    slots=tuple(Slot(f"Oral Session {i}-{j}", f"2026-12-08T{8 + j:02d}:00:00-08:00",
+                                     f"2026-12-08T{8 + j:02d}:30:00-08:00", f"Room {j}", "", "oral") for j in range(4)))
+              for i in range(25)]
+    page = embeds.plan_page(build_plan("crowded", [(p, 1.0) for p in papers]), 0)
+    body = {"embeds": [embeds.to_embed(c).to_dict() for c in page.cards], "allowed_mentions": {"parse": []}}
+    assert not message_problems(body)
+    text = "\n".join(c.description for c in page.cards)
+    assert "more slots this day: the calendar file has them all" in text
+    assert page.cards[-1].footer.startswith("day 1/1")
