@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 
 from retrieval import grounding  # noqa: E402
 from retrieval.grounding import Passage  # noqa: E402
-from retrieval.qa import judge_reply  # noqa: E402
+from retrieval.checks import judge_reply  # noqa: E402
 
 RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"
@@ -172,6 +172,54 @@ def answers_line(name: str, m: dict) -> str:
             f"  bad sentences shown {m['bad_shown']}/{m['bad_sentences']}")
 
 
+def cross_lingual(cases: list[dict], encoder) -> str:
+    """How well the embedder's token alignment tells a sentence's own passage from another answer's, per language.
+
+    The measure behind removing a Chinese sentence with no anchor: if alignment cannot tell the
+    right passage from a wrong one, it cannot vouch for the sentence.
+    """
+    from retrieval.grounding import _CITE, Meaning
+
+    rows = {"en": [], "zh": [], "zh, Chinese characters only": []}
+    pool = [c for c in cases if c["label"] == "good"]
+    for i, case in enumerate(pool):
+        other = pool[(i + len(pool) // 2) % len(pool)]  # another question's passages
+        meaning = Meaning(case["passages"] + [Passage.of(100 + p.n, p.label, p.text) for p in other["passages"]], encoder)
+        for s in case["sentences"]:
+            cited = [int(n) for n in _CITE.findall(s["text"])]
+            if s["label"] != "good" or not cited:
+                continue
+            bare = " ".join(_CITE.sub(" ", s["text"]).split())
+            tokens = meaning.sentence_tokens(bare) if case["language"] == "en" else _all_tokens(encoder, bare)
+            if tokens is None:
+                continue
+            table = meaning._passage_tokens()
+            variants = [(case["language"], tokens)]
+            if case["language"] == "zh":  # what is left for a sentence without an anchor
+                cjk = " ".join(re.findall(r"[\u4e00-\u9fff]+", bare))
+                variants.append(("zh, Chinese characters only", _all_tokens(encoder, cjk) if cjk else None))
+            for lang, vectors in variants:
+                if vectors is None:
+                    continue
+                right = max(float((vectors @ table[n].T).max(axis=1).mean()) for n in cited)
+                wrong = max(float((vectors @ table[100 + p.n].T).max(axis=1).mean()) for p in other["passages"])
+                rows[lang].append((right, wrong))
+    out = []
+    for lang, pairs in rows.items():
+        if pairs:
+            r = sum(a for a, _ in pairs) / len(pairs)
+            w = sum(b for _, b in pairs) / len(pairs)
+            wins = sum(a > b for a, b in pairs)
+            out.append(f"{lang}: token alignment with the cited passage {r:.2f}, with another question's {w:.2f}; "
+                       f"cited passage higher {wins}/{len(pairs)}")
+    return "\n".join(out)
+
+
+def _all_tokens(encoder, text: str):
+    ((_, vectors),) = encoder.encode_tokens([text])
+    return vectors if vectors.size else None
+
+
 def check_passages(cases: list[dict]) -> int:
     """Rebuild each answer's passages with retrieval as paperbot runs it; the number that differ."""
     import tempfile
@@ -247,6 +295,27 @@ def line(name: str, counts: dict) -> str:
     return "  ".join(parts)
 
 
+class CachedEncoder:
+    """The embedder, each text encoded once: the sweep judges every reply many times."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+        self._tokens: dict[str, tuple] = {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self.embedder.encode(missing)))
+        return np.stack([self._vectors[t] for t in texts])
+
+    def encode_tokens(self, texts: list[str]) -> list[tuple]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._tokens]
+        if missing:
+            self._tokens.update(zip(missing, self.embedder.encode_tokens(missing)))
+        return [self._tokens[t] for t in texts]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="try a range of SUPPORT_THRESHOLD values")
@@ -257,18 +326,11 @@ def main() -> int:
 
     from ingest.embed import Embedder
 
-    embedder = Embedder()
-    cache: dict[str, np.ndarray] = {}
-
-    def embed(texts: list[str]) -> np.ndarray:  # each text once: the sweep judges every reply many times
-        missing = [t for t in dict.fromkeys(texts) if t not in cache]
-        if missing:
-            cache.update(zip(missing, embedder.encode(missing)))
-        return np.stack([cache[t] for t in texts])
+    embed = CachedEncoder(Embedder())
 
     sets = {"recorded": load_recorded(), "scripted": load_scripted()}
     sets["all"] = sets["recorded"] + sets["scripted"]
-    print(f"SUPPORT_THRESHOLD={grounding.SUPPORT_THRESHOLD} RECITE_MARGIN={grounding.RECITE_MARGIN}; "
+    print(f"SUPPORT_THRESHOLD={grounding.SUPPORT_THRESHOLD}; "
           f"{len(sets['recorded'])} recorded and {len(sets['scripted'])} scripted replies")
     for name, cases in sets.items():
         if cases:
@@ -281,11 +343,13 @@ def main() -> int:
     if args.verbose:
         for key, text, reason in m["dropped_good"]:
             print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
+    if args.verbose:
+        print(cross_lingual(answers, embed))
     if args.check_passages:
         print(f"passages changed: {check_passages(answers)}/{len(answers)}")
     if args.sweep:
         default = grounding.SUPPORT_THRESHOLD
-        for threshold in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
+        for threshold in (0.4, 0.45, 0.5, 0.55, 0.58, 0.6, 0.62, 0.64, 0.66, 0.68, 0.7, 0.75):
             grounding.SUPPORT_THRESHOLD = threshold
             print(line(f"t={threshold:.2f}", measure(sets["all"], embed)))
             print(answers_line(f"t={threshold:.2f}", measure_answers(answers, embed)))

@@ -258,7 +258,7 @@ async def _ask(settings: Settings, question: str, k: int | None, use_llm: bool, 
     """One question; the services live exactly as long as the command."""
     shown = ""
 
-    def show(text: str) -> None:  # the answer as it is written, on stderr; the checked answer follows on stdout
+    def show(text: str) -> None:  # checked sentences as they come, on stderr (they only grow); the answer on stdout
         nonlocal shown
         sys.stderr.write(text[len(shown):] if text.startswith(shown) else "\n" + text)
         sys.stderr.flush()

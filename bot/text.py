@@ -93,12 +93,25 @@ def answer_footer(answer: Answer, *, detail: bool = False) -> str:
     if answer.search_query:
         parts.append(text("FOOTER_SEARCHED", lang, query=answer.search_query))
     parts += answer.notes
+    parts += removed_notes(answer)
     if answer.fallback_reason:
         reason = answer.fallback_reason
         if detail and answer.fallback_detail:
             reason += f" ({answer.fallback_detail})"
         parts.append(text("FOOTER_FELL_BACK", lang, reason=reason))
     return " · ".join(parts)
+
+
+def removed_notes(answer: Answer) -> list[str]:
+    """"2 sentences removed: not supported by their passages", one per reason, for an LLM answer shown."""
+    if answer.mode != "llm" or not answer.removed:
+        return []
+    counts: dict[str, int] = {}
+    for r in answer.removed:
+        counts[r.reason] = counts.get(r.reason, 0) + 1
+    lang = answer.language
+    return [text("REMOVED_ONE", lang, reason=text(name, lang)) if n == 1
+            else text("REMOVED_MANY", lang, count=n, reason=text(name, lang)) for name, n in counts.items()]
 
 
 # "!nollm question", "/ask --no-llm question", "--no-llm question": answer this one without the language model.

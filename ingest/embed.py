@@ -195,6 +195,16 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32), []
         return self.model.encode_spans(texts, spans, batch_size=batch)
 
+    def encode_tokens(self, texts: list[str]) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
+        """Per text, its tokens' character spans and unit vectors in context (padding and special tokens left out).
+
+        What the sentence vector is the mean of, from the same forward pass: a reply's
+        check aligns them word by word with a passage's (retrieval/grounding.py).
+        """
+        if not texts:
+            return []
+        return self.model.encode_tokens(texts, batch_size=self.settings.batch_size)
+
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -222,6 +232,9 @@ class Encoder(Protocol):
 
     def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
                      batch_size: int = 32) -> tuple[np.ndarray, list[np.ndarray]]: ...
+
+    def encode_tokens(self, texts: list[str], batch_size: int = 32) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
+        ...
 
 
 class TorchEncoder:
@@ -263,3 +276,16 @@ class TorchEncoder:
             pooled.append((span_vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
         vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         return vectors, pooled
+
+    def encode_tokens(self, texts: list[str], batch_size: int = 32) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
+        """The model's token embeddings with the tokenizer's offsets (see ingest/onnx_light.py `real_tokens`)."""
+        from ingest.onnx_light import real_tokens
+
+        outputs = self.model.encode(texts, batch_size=batch_size, output_value="token_embeddings",
+                                    convert_to_numpy=False, show_progress_bar=False)
+        out = []
+        for text, tokens in zip(texts, outputs):
+            enc = self.model.tokenizer(text, return_offsets_mapping=True, truncation=True,
+                                       max_length=self.model.max_seq_length)
+            out.append(real_tokens(tokens.float().cpu().numpy(), enc["offset_mapping"], enc["attention_mask"]))
+        return out

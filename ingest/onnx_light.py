@@ -154,6 +154,34 @@ class OnnxEncoder:
         return out, span_out
 
 
+    def encode_tokens(self, texts: list[str], batch_size: int = 32) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
+        """Per text: the character span of each real token (no padding, no special token) and its unit vector.
+
+        The token vectors are those the sentence vector is pooled from, from one forward pass.
+        """
+        out: list[tuple[list[tuple[int, int]], np.ndarray]] = [([], np.zeros((0, 0), dtype=np.float32))] * len(texts)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), batch_size):
+            idx = order[start:start + batch_size]
+            encs = self._batch_tok.encode_batch([texts[i] for i in idx])
+            feed = {
+                "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
+                "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
+                "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
+            }
+            (hidden,) = self.session.run(["last_hidden_state"], {n: feed[n] for n in self._inputs})
+            for row, (i, enc) in enumerate(zip(idx, encs)):
+                out[i] = real_tokens(hidden[row], enc.offsets, enc.attention_mask)
+        return out
+
+
+def real_tokens(hidden: np.ndarray, offsets, attention) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """(spans, unit vectors) of the tokens that cover text: padding and special tokens left out."""
+    keep = [k for k, (a, b) in enumerate(offsets) if b > a and k < len(attention) and attention[k] > 0]
+    vectors = np.asarray(hidden[keep], dtype=np.float32) if keep else np.zeros((0, hidden.shape[-1]), np.float32)
+    return [tuple(offsets[k]) for k in keep], _unit(vectors)
+
+
 def pool_spans(hidden: np.ndarray, offsets, attention, spans: list[tuple[int, int]]) -> np.ndarray:
     """Mean of the token vectors (`hidden`, one row per token) whose characters lie inside each span."""
     out = np.zeros((len(spans), hidden.shape[-1]), dtype=np.float32)

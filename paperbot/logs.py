@@ -41,6 +41,20 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _TOKEN_SHAPES.sub(REDACTED, text)
 
 
+_SCHEME_CREDENTIAL = re.compile(r"\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
+
+
+def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """`redact` for prose a user reads (a model's answer): each of `secrets` whatever its shape, and strings
+    shaped like credentials, but not the loose key=value and "token …" patterns that plain prose matches
+    ("categorical token policies")."""
+    for s in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(str(s), REDACTED)
+    text = _SCHEME_CREDENTIAL.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = _URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
+    return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
 class RedactSecrets(logging.Filter):
     """Replaces known secrets, and anything shaped like a credential, with ***."""
 

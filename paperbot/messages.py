@@ -28,6 +28,14 @@ LLM_DEBRIS = "the language model only repeated the prompt"
 # Notes on an answer.
 REWRITE_UNUSABLE = "searched for the question as asked (no usable English query)"
 LANGUAGE_IGNORED = "the language model answered in English"
+LLM_CUT_SHORT = "the language model stopped before finishing; the checked sentences are shown"
+# Sentences of the language model's answer that are not shown (the footer: "2 sentences removed: …").
+REMOVED_ONE = "1 sentence removed: {reason}"
+REMOVED_MANY = "{count} sentences removed: {reason}"
+REMOVED_UNSUPPORTED = "not supported by their passages"
+REMOVED_FACT = "a number, name or comparison their passages do not have"
+REMOVED_UNCHECKABLE = "no name, term or number to check them by"
+REMOVED_DEBRIS = "repeated the prompt or themselves"
 
 # The answer's footer, joined with " · ".
 FOOTER_MODE = "mode: {mode}"
@@ -65,6 +73,13 @@ ZH = {
     "LLM_DEBRIS": "语言模型只是重复了提示",
     "REWRITE_UNUSABLE": "按原问题检索（没有可用的英文检索词）",
     "LANGUAGE_IGNORED": "语言模型用英文作答",
+    "LLM_CUT_SHORT": "语言模型未写完；只显示已核对的句子",
+    "REMOVED_ONE": "已删除 1 句：{reason}",
+    "REMOVED_MANY": "已删除 {count} 句：{reason}",
+    "REMOVED_UNSUPPORTED": "所引段落不支持",
+    "REMOVED_FACT": "所引段落中没有其中的数字、名称或比较",
+    "REMOVED_UNCHECKABLE": "没有可供核对的名称、术语或数字",
+    "REMOVED_DEBRIS": "重复了提示或自身",
     "FOOTER_MODE": "模式：{mode}",
     "FOOTER_MODEL": "模型：{model}",
     "FOOTER_SECONDS": "{seconds:.1f} 秒",

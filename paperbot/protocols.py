@@ -47,6 +47,10 @@ class TextEmbedder(Protocol):
         """The texts' vectors, and for each text one vector per character span, read in its context."""
         ...
 
+    def encode_tokens(self, texts: list[str]) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
+        """Per text, the character span and unit vector of each of its tokens, read in context."""
+        ...
+
 
 @runtime_checkable
 class ChatModel(Protocol):
@@ -57,6 +61,11 @@ class ChatModel(Protocol):
 
     @property
     def available(self) -> bool: ...
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What must never be shown or logged (the configured API key): redacted from every reply."""
+        ...
 
     def cooldown_left(self) -> float: ...
 

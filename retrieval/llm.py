@@ -133,6 +133,11 @@ class LLMClient:
         return self.settings.model
 
     @property
+    def secrets(self) -> tuple[str, ...]:
+        """The configured key, redacted from replies as from errors (whatever its shape)."""
+        return (self.settings.api_key,) if self.settings.api_key else ()
+
+    @property
     def endpoint(self) -> str:
         return public_url(self.settings.chat_url)
 

@@ -112,6 +112,27 @@ class Citation(_OfPaper):
 
 
 @dataclass(frozen=True)
+class Removed:
+    """A sentence of the LLM's reply that is not shown: its text (redacted), the removal kind and why, in words."""
+
+    text: str
+    kind: str  # unsupported, uncited, filler, fact, uncheckable, echo, repeated
+    why: str
+
+    @property
+    def reason(self) -> str:
+        """The name of the public reason in paperbot/messages.py (what the footer says)."""
+        return _REMOVAL_REASONS.get(self.kind, "REMOVED_UNSUPPORTED")
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "reason": self.why, "kind": self.kind}
+
+
+_REMOVAL_REASONS = {"fact": "REMOVED_FACT", "uncheckable": "REMOVED_UNCHECKABLE", "echo": "REMOVED_DEBRIS",
+                    "repeated": "REMOVED_DEBRIS"}
+
+
+@dataclass(frozen=True)
 class Answer:
     question: str
     text: str
@@ -130,6 +151,7 @@ class Answer:
     fallback_detail: str | None = None  # for the operator: what failed, without endpoint or server text
     notes: tuple[str, ...] = ()  # short remarks for the footer, in `language`
     language: str = "en"  # the language of the fixed text shown with this answer (paperbot.messages)
+    removed: tuple[Removed, ...] = ()  # sentences of the LLM's reply that are not shown, redacted
 
     def to_json(self) -> dict:
         out = {"question": self.question, "answer": self.text, "abstained": self.abstained, "mode": self.mode,
@@ -152,6 +174,8 @@ class Answer:
             out["filters"] = self.filters.to_json()
         if self.notice:
             out["notice"] = self.notice
+        if self.removed:
+            out["removed"] = [r.to_json() for r in self.removed]
         return out
 
 

@@ -43,3 +43,12 @@ class HashEmbedder:
         """Each span encoded on its own (the real model pools it from the text's forward pass)."""
         pieces = [self._vectors([text[a:b] for a, b in text_spans]) for text, text_spans in zip(texts, spans)]
         return self.encode(texts), pieces
+
+    def encode_tokens(self, texts: list[str]) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
+        """Each word a token, its vector its own hash (the real model reads it in context)."""
+        out = []
+        for text in texts:
+            spans = [(m.start(), m.end()) for m in re.finditer(r"\w+", text)]
+            out.append((spans, self._vectors([text[a:b] for a, b in spans]) if spans
+                        else np.zeros((0, self.dimension), np.float32)))
+        return out

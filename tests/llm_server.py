@@ -28,9 +28,10 @@ class Reply:
     """One scripted HTTP reply."""
 
     def __init__(self, status: int = 200, body: bytes = b"", content_type: str = "application/json",
-                 headers: dict | None = None, delay: float = 0.0, sse: list[str] | None = None) -> None:
+                 headers: dict | None = None, delay: float = 0.0, sse: list[str] | None = None,
+                 pause: float = 0.0) -> None:
         self.status, self.body, self.content_type = status, body, content_type
-        self.headers, self.delay, self.sse = headers or {}, delay, sse
+        self.headers, self.delay, self.sse, self.pause = headers or {}, delay, sse, pause
 
     @classmethod
     def json(cls, data, status: int = 200, **kw) -> Reply:
@@ -62,7 +63,8 @@ class Reply:
 
     @classmethod
     def stream(cls, pieces: list[str], *, done: bool = True, usage: dict | None = None,
-               model: str = "scripted") -> Reply:
+               model: str = "scripted", pause: float = 0.0) -> Reply:
+        """A streamed reply, one event per piece, `pause` seconds between events (a model writing)."""
         events = [json.dumps(chunk(p)) for p in pieces]
         if done:
             events.append(json.dumps(chunk(finish="stop")))
@@ -70,7 +72,7 @@ class Reply:
                 events.append(json.dumps(chunk(usage=usage)))
             events.append("[DONE]")
         events = [e.replace('"model": "scripted"', json.dumps({"model": model})[1:-1]) for e in events]
-        return cls(sse=events, content_type="text/event-stream")
+        return cls(sse=events, content_type="text/event-stream", pause=pause)
 
 
 class Endpoint:
@@ -116,6 +118,7 @@ class Endpoint:
                     for event in reply.sse:
                         self.wfile.write(f"data: {event}\n\n".encode())
                         self.wfile.flush()
+                        time.sleep(reply.pause)
                     self.close_connection = True
                 except (BrokenPipeError, ConnectionResetError):
                     pass

@@ -61,9 +61,10 @@ async def reply(message: discord.Message, pages: Sequence[Page], *, view: discor
 class StreamingPreview:
     """Shows a streaming answer as it is written, editing one message at most once per second.
 
-    `on_text` takes the whole clean text so far (it may shrink or change when the cleaning
-    removes a link or a citation): the preview shows exactly that, never a concatenation.
-    It can be called or awaited. Edits run in the background and never delay the writer.
+    `on_text` takes the whole text so far: the preview shows exactly that, never a concatenation.
+    From `answer_question` it is checked, redacted text that only grows (retrieval/checks.py),
+    so nothing a preview shows is withdrawn by the final answer. It can be called or awaited.
+    Edits run in the background and never delay the writer.
     """
 
     def __init__(self, question: str, interaction: discord.Interaction | None = None,

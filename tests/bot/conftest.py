@@ -15,6 +15,7 @@ from paperbot.records import Paper
 from retrieval.library import Stats
 from retrieval.types import Hit, Quote, SearchResult
 from tests.conftest import make_settings
+from tests.fakes import HashEmbedder
 
 ABSTRACTS = [
     ("BMT", "We study sparse fine-tuning. Zeroing fewer than 0.05% of weights with a learned binary mask "
@@ -41,6 +42,7 @@ class StubLibrary:
         self.records = [Paper(paper_id=f"p{i:04d}", source="stub.txt", position=i + 1, label=label,
                               abstract=text) for i, (label, text) in enumerate(ABSTRACTS)]
         self.version = "v1"
+        self.embedder = HashEmbedder()  # what LLM replies are checked with (bag-of-words token vectors)
         self.hold_ingest = threading.Event()
         self.hold_ingest.set()
         self.ingest_started = threading.Event()

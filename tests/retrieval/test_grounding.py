@@ -11,7 +11,8 @@ import pytest
 
 from paperbot import messages
 from retrieval import prompts
-from retrieval.grounding import Passage, ground_reply, split_sentences, strip_template
+from retrieval.checks import ground_reply
+from retrieval.grounding import Passage, split_sentences, strip_template
 from retrieval.qa import rewrite_problem
 from tests.llm_server import Endpoint, Reply
 from tests.retrieval.test_llm import GOOD_1, GOOD_2, GOOD_3, QUESTION, QUESTION_ZH, ask, record_searches
@@ -28,7 +29,7 @@ PASSAGES = [Passage.of(n, label, text) for n, (label, text) in enumerate((P1, P2
 
 @pytest.fixture(scope="module")
 def embed(embedder):
-    return embedder.encode
+    return embedder
 
 
 @pytest.fixture
@@ -88,16 +89,20 @@ def test_good_answers_are_kept_whole(text, with_embedder, embed):
     ("The answer is [n]. The answer is [n]. The answer is [n].", "repeated"),
     ("The answer is no. The answer is no.", "repeated"),
     ("Chocolate cake needs cocoa, butter and sugar [1].", "unsupported"),
-    ("The Eiffel Tower is in Paris and was built in 1889 [2].", "unsupported"),
+    ("The Eiffel Tower is in Paris and was built in 1889 [2].", "fact"),  # 1889 is in no passage
     ("Yes [1].", "filler"),
-    ("Long chain-of-thought reasoning exposes failure modes such as hallucination errors.", None),
+    ("Long chain-of-thought reasoning exposes failure modes such as hallucination errors.", "uncited"),
 ])
 def test_garbage_leaves_nothing(text, problem, with_embedder, embed):
     g = ground_reply(text, PASSAGES, embed if with_embedder else None)
-    if problem is None:  # an uncited sentence gets the passage that supports it
-        assert g.text == GOOD_1.removesuffix(" [1].").replace(" such as perception and", " such as") + " [1]."
-        return
     assert g.text == "" and problem in g.removed
+
+
+@pytest.mark.parametrize("with_embedder", [False, True])
+def test_an_uncited_sentence_beside_a_cited_claim_gets_the_passage_that_supports_it(with_embedder, embed):
+    uncited = "Long chain-of-thought reasoning exposes failure modes such as hallucination errors."
+    g = ground_reply(f"{GOOD_2} {uncited}", PASSAGES, embed if with_embedder else None)
+    assert g.text == f"{GOOD_2} {uncited.removesuffix('.')} [1]."
 
 
 @pytest.mark.parametrize("with_embedder", [False, True])
@@ -115,11 +120,13 @@ def test_repeated_sentences_keep_one_and_unsupported_ones_go(embed):
     assert g.removed == {"repeated": 2, "unsupported": 1} and g.used == [1, 2]
 
 
-def test_a_sentence_that_cannot_be_checked_needs_a_checked_neighbour():
+def test_a_chinese_sentence_without_an_anchor_is_removed_and_one_with_anchors_is_checked():
     unverifiable = "这些方法都很有用 [1]。"
     assert ground_reply(unverifiable, PASSAGES).text == ""
     both = ground_reply(f"HopChain 发现 hallucination 错误会累积 [1]。{unverifiable}", PASSAGES)
-    assert both.text.endswith(unverifiable)
+    assert both.text == "HopChain 发现 hallucination 错误会累积 [1]。" and both.removed == {"uncheckable": 1}
+    wrong = ground_reply("HopChain 发现 overfitting 错误会累积 [1]。", PASSAGES)  # a term the passage does not have
+    assert wrong.text == "" and wrong.removed == {"fact": 1}
 
 
 # -- query rewrites ------------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def replay(record: dict, call):
 
 @pytest.fixture(scope="module")
 def embed(embedder):
-    return embedder.encode
+    return embedder
 
 
 def test_recorded_answers_garbage_is_never_shown_and_good_is_kept(embed):
