@@ -13,7 +13,7 @@ from bot.app.embeds import escape
 from bot.app.guard import guild_allowed, is_admin
 
 if TYPE_CHECKING:
-    from bot.app.client import PaperBot
+    from bot.app.seam import BotSeam
 
 
 class Refusal(app_commands.CheckFailure):
@@ -38,7 +38,7 @@ class ServersOnly(Refusal):
     pass
 
 
-def _bot(interaction: discord.Interaction) -> PaperBot:
+def _bot(interaction: discord.Interaction) -> BotSeam:
     return interaction.client  # type: ignore[return-value]
 
 

@@ -22,6 +22,7 @@ import sys
 import time
 from collections import Counter, OrderedDict
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -31,7 +32,7 @@ from bot.app import messages as bot_messages
 from bot.app.checks import RateLimited, server_allowed
 from bot.app.commands import register
 from bot.app.conversation import Conversations
-from bot.app.errors import report_interaction_error, report_message_error
+from bot.app.errors import PermissionWarnings, report_interaction_error, report_message_error
 from bot.app.guard import RateLimiter, guild_allowed
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.translate import PaperTranslator
@@ -50,6 +51,9 @@ from retrieval.followup import Turn
 from retrieval.plan import Plan, plan_for
 from retrieval.qa import answer_question, search_follow_up
 from retrieval.types import Answer, SearchResult, Similar
+
+if TYPE_CHECKING:
+    from ingest.pipeline import IngestSummary
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +101,9 @@ class PaperBot(discord.Client):
         self.limiter = RateLimiter(ds.rate_limit, ds.rate_window)  # questions
         self.lookups = RateLimiter(ds.rate_limit * LOOKUP_FACTOR, ds.rate_window)  # /paper, buttons
         self.work = asyncio.Semaphore(ds.max_concurrency)
-        self.reindexing = False
         self.stopping = False  # set on SIGTERM: answers in flight finish, new questions are refused
-        self.reindex_done: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
+        self.permission_warnings = PermissionWarnings()
+        self._reindex: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
         self.conversations = Conversations(self)
         self.user_data: UserData | None = None  # saved papers and watches: opened in setup_hook
         self.watcher = Watcher(self)
@@ -190,6 +194,45 @@ class PaperBot(discord.Client):
         if answer.latency_ms is None:
             answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
         return answer
+
+    # -- admin work ---------------------------------------------------------------------------
+
+    def reindex_running(self) -> str | None:
+        """"here" while this bot's /reindex runs, "elsewhere" while another ingest holds the library, else None."""
+        if self._reindex is not None:
+            return "here"
+        return "elsewhere" if self.library.ingest_running() else None
+
+    async def reindex(self) -> IngestSummary:
+        """Bring the index in line with the corpus, one rebuild at a time: a second caller waits for the
+        running one and gets its summary. Watches hear of the new papers right after (in the background)."""
+        if self._reindex is not None:
+            return await asyncio.shield(self._reindex)
+        done = self._reindex = asyncio.get_running_loop().create_future()
+        try:
+            summary = await asyncio.to_thread(self.library.ingest)
+            self.forget_papers()
+            self.in_background(self.watcher.run_once())  # digests of the new papers, without delaying the answer
+            done.set_result(summary)
+            return summary
+        except Exception as exc:
+            done.set_exception(exc)
+            done.exception()  # those waiting see it; nobody waiting is fine too
+            raise
+        finally:
+            if not done.done():
+                done.cancel()
+            self._reindex = None
+
+    async def about(self) -> embeds.AboutInfo:
+        """What /about shows: the corpus's size, sources, model and areas (the store may be slow: off the loop)."""
+        async with self.work:
+            stats = await asyncio.to_thread(self.library.stats)
+        return embeds.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
+                                llm=self.settings.llm.model if self.llm is not None else None,
+                                areas=stats.areas, types=stats.types)
+
+    # -- questions ---------------------------------------------------------------------------
 
     async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
         async with self.work:
@@ -409,7 +452,7 @@ class PaperBot(discord.Client):
         error = sys.exc_info()[1]
         message = args[0] if args else None
         if event_method in {"on_message", "message"} and isinstance(message, discord.Message):
-            await report_message_error(message, error, f"event {event_method}")
+            await report_message_error(message, error, f"event {event_method}", self.permission_warnings)
         else:
             log.error("unexpected error in event %s", event_method, exc_info=error)
 

@@ -27,7 +27,7 @@ from paperbot.text import clean_question
 from retrieval.filters import Filters, no_match_notice
 
 if TYPE_CHECKING:
-    from bot.app.client import PaperBot
+    from bot.app.seam import BotSeam
 
 QUESTION_MAX = 1000
 FILTER_MAX = 100
@@ -44,7 +44,7 @@ FILTER_HELP = {
 }
 
 
-def _bot(interaction: discord.Interaction) -> PaperBot:
+def _bot(interaction: discord.Interaction) -> BotSeam:
     return interaction.client  # type: ignore[return-value]
 
 
@@ -143,7 +143,6 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
                   view=paper_view(record.paper_id))
 
 
-@paper.autocomplete("paper")
 async def paper_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
     papers = await _bot(interaction).papers()
     return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
@@ -157,11 +156,6 @@ def _values_autocomplete(field: str):
         return [app_commands.Choice(name=name, value=value) for name, value in embeds.value_choices(found)]
 
     return complete
-
-
-for _command in (ask, search):
-    for _field in ("author", "area", "track", "keyword"):
-        _command.autocomplete(_field)(_values_autocomplete(_field))
 
 
 async def _send_list(interaction: discord.Interaction, heading: str, filters: Filters) -> None:
@@ -194,8 +188,6 @@ async def area(interaction: discord.Interaction, area: FilterText) -> None:
     await _send_list(interaction, heading, Filters(area=area))
 
 
-author.autocomplete("author")(_values_autocomplete("author"))
-area.autocomplete("area")(_values_autocomplete("area"))
 
 
 @app_commands.command(name="similar", description="Papers like one paper, with the key terms they share.")
@@ -214,7 +206,6 @@ async def similar(interaction: discord.Interaction, paper: app_commands.Range[st
     await respond(interaction, embeds.similar_pages(record, found, heading))
 
 
-similar.autocomplete("paper")(paper_autocomplete)
 
 
 @app_commands.command(name="related", description="Papers closest to a text, e.g. your own project's abstract.")
@@ -254,11 +245,7 @@ async def related(interaction: discord.Interaction, text: app_commands.Range[str
 async def about(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
-    stats = await asyncio.to_thread(bot.library.stats)
-    info = embeds.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
-                            llm=bot.settings.llm.model if bot.llm is not None else None,
-                            areas=stats.areas, types=stats.types)
-    await respond(interaction, embeds.about_pages(info), ephemeral=True)
+    await respond(interaction, embeds.about_pages(await bot.about()), ephemeral=True)
 
 
 @app_commands.command(name="reindex", description="Rebuild the paper index from the corpus (admins).")
@@ -267,40 +254,37 @@ async def about(interaction: discord.Interaction) -> None:
 @app_commands.check(admins_only)
 async def reindex(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
-    if bot.reindexing and bot.reindex_done is not None:
-        # Keep the promise: this admin hears the result of the rebuild that is running.
-        running = bot.reindex_done
-        await interaction.response.send_message(bot_messages.REINDEX_RUNNING, ephemeral=True,
-                                                allowed_mentions=NO_MENTIONS)
-        summary = await asyncio.shield(running)
-        await interaction.followup.send(bot_messages.REINDEX_DONE.format(summary=summary.line()), ephemeral=True,
-                                        allowed_mentions=NO_MENTIONS)
-        return
-    if bot.reindexing or bot.library.ingest_running():
+    running = bot.reindex_running()
+    if running == "elsewhere":
         await interaction.response.send_message(bot_messages.REINDEX_RUNNING_ELSEWHERE, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
-    bot.reindexing = True
-    done = bot.reindex_done = asyncio.get_running_loop().create_future()
-    try:
-        await interaction.response.defer(thinking=True, ephemeral=True)
-        summary = await asyncio.to_thread(bot.library.ingest)
-        bot.forget_papers()
-        bot.in_background(bot.watcher.run_once())  # digests of the new papers, without delaying this answer
-        done.set_result(summary)
-    except Exception as exc:
-        done.set_exception(exc)
-        done.exception()  # those waiting see it; nobody waiting is fine too
-        raise
-    finally:
-        if not done.done():
-            done.cancel()
-        bot.reindexing = False
-        bot.reindex_done = None
+    if running == "here":  # keep the promise: this admin hears the result of the rebuild that is running
+        await interaction.response.send_message(bot_messages.REINDEX_RUNNING, ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
+        summary = await bot.reindex()
+        await interaction.followup.send(bot_messages.REINDEX_DONE.format(summary=summary.line()), ephemeral=True,
+                                        allowed_mentions=NO_MENTIONS)
+        return
+    await interaction.response.defer(thinking=True, ephemeral=True)
+    summary = await bot.reindex()
     await respond(interaction, embeds.text_pages(bot_messages.REINDEX_DONE.format(summary=summary.line())), ephemeral=True)
 
 
+def _wire_autocomplete() -> None:
+    """Autocomplete callbacks, attached when commands are registered (not as a side effect of importing)."""
+    for command in (ask, search):
+        for name in ("author", "area", "track", "keyword"):
+            command.autocomplete(name)(_values_autocomplete(name))
+    author.autocomplete("author")(_values_autocomplete("author"))
+    area.autocomplete("area")(_values_autocomplete("area"))
+    paper.autocomplete("paper")(paper_autocomplete)
+    similar.autocomplete("paper")(paper_autocomplete)
+    week.wire_autocomplete()
+
+
 def register(tree: app_commands.CommandTree) -> None:
+    _wire_autocomplete()
     for command in (ask, search, paper, author, area, similar, related, about, reindex, ask_about_message,
                     *week.COMMANDS):
         tree.add_command(command)

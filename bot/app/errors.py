@@ -18,7 +18,6 @@ from paperbot.language import message_language
 log = logging.getLogger(__name__)
 
 MISSING_PERMISSIONS = (50001, 50013)  # Missing Access, Missing Permissions
-_WARNED_CHANNELS: set[int] = set()  # channels already logged as lacking permissions (one warning each)
 
 
 def describe_error(error: BaseException, where: str, lang: str = "en") -> str:
@@ -62,32 +61,40 @@ def missing_permissions(error: BaseException) -> bool:
     return isinstance(error, discord.Forbidden) and error.code in MISSING_PERMISSIONS
 
 
-def warn_missing_permissions(channel_id: int, error: BaseException) -> None:
-    """One warning per channel where the bot may not post; later ones are debug noise."""
-    if channel_id in _WARNED_CHANNELS:
-        log.debug("still missing permissions in channel %s: %s", channel_id, error)
-        return
-    if len(_WARNED_CHANNELS) > 10_000:
-        _WARNED_CHANNELS.clear()
-    _WARNED_CHANNELS.add(channel_id)
-    log.warning("missing permissions in channel %s (%s); not answering there. Grant the bot View Channel, "
-                "Send Messages, Embed Links and Read Message History (docs/discord.md)", channel_id, error)
+class PermissionWarnings:
+    """One warning per channel where the bot may not post (later ones are debug noise); one per client."""
+
+    LIMIT = 10_000  # channels remembered; then the memory starts afresh
+
+    def __init__(self) -> None:
+        self._warned: set[int] = set()
+
+    def warn(self, channel_id: int, error: BaseException) -> None:
+        if channel_id in self._warned:
+            log.debug("still missing permissions in channel %s: %s", channel_id, error)
+            return
+        if len(self._warned) >= self.LIMIT:
+            self._warned.clear()
+        self._warned.add(channel_id)
+        log.warning("missing permissions in channel %s (%s); not answering there. Grant the bot View Channel, "
+                    "Send Messages, Embed Links and Read Message History (docs/discord.md)", channel_id, error)
 
 
-async def report_message_error(message: discord.Message, error: BaseException, where: str) -> None:
+async def report_message_error(message: discord.Message, error: BaseException, where: str,
+                               warnings: PermissionWarnings) -> None:
     """Tell the author of a DM or mention what went wrong with their question.
 
     Where the bot lacks permissions, it posts nothing (it could not) and logs one warning per channel.
     """
     if missing_permissions(error):
-        warn_missing_permissions(message.channel.id, error)
+        warnings.warn(message.channel.id, error)
         return
     text = describe_error(error, where, message_language(message.content))
     try:
         await reply(message, text_pages(text))
     except discord.HTTPException as exc:
         if missing_permissions(exc):
-            warn_missing_permissions(message.channel.id, exc)
+            warnings.warn(message.channel.id, exc)
         else:
             log.warning("could not tell the user about an error", exc_info=True)
 

@@ -33,7 +33,7 @@ from paperbot.language import message_language
 from retrieval.types import Answer, SearchResult
 
 if TYPE_CHECKING:
-    from bot.app.client import PaperBot
+    from bot.app.seam import BotSeam
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def new_key() -> str:
     return secrets.token_hex(4)
 
 
-def _bot(interaction: discord.Interaction) -> PaperBot:
+def _bot(interaction: discord.Interaction) -> BotSeam:
     return interaction.client  # type: ignore[return-value]
 
 
@@ -319,7 +319,7 @@ def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, 
     return view if view.children else None
 
 
-def view_for_answer(bot: PaperBot, answer: Answer, *, ephemeral: bool, thread: bool) -> discord.ui.View | None:
+def view_for_answer(bot: BotSeam, answer: Answer, *, ephemeral: bool, thread: bool) -> discord.ui.View | None:
     """Remembers `answer` for its buttons and builds them."""
     key = new_key()
     bot.remember(key, answer)

@@ -26,14 +26,14 @@ from paperbot.records import Paper
 from retrieval.plan import Plan, build_plan, check_day, paper_events, plan_events
 
 if TYPE_CHECKING:
-    from bot.app.client import PaperBot
+    from bot.app.seam import BotSeam
 
 SAVED_PAGE = 10
 PLAN_MAX_BYTES = 64 * 1024
 FORMATS = [app_commands.Choice(name="bibtex", value="bib"), app_commands.Choice(name="calendar", value="ics")]
 
 
-def _bot(interaction: discord.Interaction) -> PaperBot:
+def _bot(interaction: discord.Interaction) -> BotSeam:
     return interaction.client  # type: ignore[return-value]
 
 
@@ -180,7 +180,6 @@ async def saved_remove(interaction: discord.Interaction, paper: app_commands.Ran
     await _private(interaction, bot_messages.text("SAVED_REMOVED", lang, title=embeds.title_of(record)))
 
 
-@saved_remove.autocomplete("paper")
 async def saved_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
     papers = await _bot(interaction).saved_papers(interaction.user.id)
     return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
@@ -327,12 +326,17 @@ async def watch_remove(interaction: discord.Interaction, watch: app_commands.Ran
     await _private(interaction, bot_messages.text("WATCH_REMOVED", lang, topic=embeds.escape(mine[watch].topic)))
 
 
-@watch_remove.autocomplete("watch")
 async def watch_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[int]]:
     mine = await _bot(interaction).watches(interaction.user.id)
     needle = current.strip().lower().lstrip("#")
     return [app_commands.Choice(name=embeds.clip(f"#{w.id} {w.topic}", embeds.CHOICE_NAME), value=w.id)
             for w in mine if needle in f"{w.id} {w.topic.lower()}"][:embeds.CHOICES]
+
+
+def wire_autocomplete() -> None:
+    """Attach this module's autocomplete callbacks (bot/app/commands.py `register` calls it)."""
+    saved_remove.autocomplete("paper")(saved_autocomplete)
+    watch_remove.autocomplete("watch")(watch_autocomplete)
 
 
 COMMANDS = (plan, saved, watch, forget)

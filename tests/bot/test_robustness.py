@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from bot.app import client, errors
+from bot.app import client
 from bot.app import messages as bot_messages
 from bot.app.embeds import escape
 from bot.harness import BOT_ROLE_ID, CHANNEL_ID, Harness
@@ -134,7 +134,6 @@ async def test_lookups_have_their_own_limit(make_bot):
 
 
 async def test_missing_permissions_log_one_warning_per_channel_and_post_nothing(make_bot, monkeypatch, caplog):
-    monkeypatch.setattr(errors, "_WARNED_CHANNELS", set())
     async with Harness(make_bot()) as h:
         h.rest.forbidden.add(CHANNEL_ID)
         with caplog.at_level(logging.WARNING):
