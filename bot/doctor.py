@@ -186,7 +186,11 @@ def run_probe(request: dict, stall: float) -> tuple[int | None, str, str]:
     to read), so only a stuck probe runs out of time. Returns (exit code, or None when it was
     stopped; its last line, or the last step it reported when stopped; its stderr).
     """
-    with tempfile.TemporaryFile("w+") as err:
+    try:
+        err = tempfile.TemporaryFile("w+")
+    except OSError:  # no writable temporary folder (--read-only without a tmpfs): the probe's stderr is lost
+        err = open(os.devnull, "w+")  # noqa: SIM115 - closed by the with below
+    with err:
         proc = subprocess.Popen(probe_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                 text=True, env=_child_env(), cwd=str(PACKAGES_ROOT))
         lines: queue.Queue[str | None] = queue.Queue()

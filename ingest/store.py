@@ -54,6 +54,17 @@ def _chroma_settings():
     return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
 
 
+
+def no_temp_dir() -> bool:
+    """True when no temporary folder is writable (a read-only root file system without a tmpfs)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile():
+            return False
+    except OSError:
+        return True
+
 class Store:
     """A paperbot collection in Chroma, embedded or remote."""
 
@@ -84,6 +95,11 @@ class Store:
         except Exception as exc:
             self.close()
             log.debug("opening the embedded store failed", exc_info=True)
+            if no_temp_dir():  # SQLite fails with "disk I/O error", which is no reason to rebuild the store
+                raise StoreError(
+                    f"cannot open the store at {s.path}: there is no writable temporary folder (TMPDIR, /tmp, "
+                    "/var/tmp), which SQLite needs. On a read-only root file system mount one, e.g. "
+                    "`docker run --read-only --tmpfs /tmp ...`.") from None
             raise StoreError(
                 f"cannot open the store at {s.path} ({type(exc).__name__}: {exc}). If it is damaged, "
                 f"move it aside and run `paperbot ingest` to rebuild it.") from None

@@ -115,3 +115,14 @@ def test_writes_go_to_chroma_in_small_calls(tmp_path):
         assert store.count() == n
         store.delete([f"p{i}:h:0" for i in range(n)])
         assert store.count() == 0 and store.query(np.ones(8, dtype=np.float32), n=10) == []
+
+
+def test_no_temp_dir_is_noticed(monkeypatch, tmp_path):
+    """A read-only root file system without a tmpfs: the store error asks for one instead of a rebuild."""
+    import tempfile
+
+    from ingest.store import no_temp_dir
+
+    assert not no_temp_dir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    assert no_temp_dir()
