@@ -54,7 +54,6 @@ def _chroma_settings():
     return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
 
 
-
 def no_temp_dir() -> bool:
     """True when no temporary folder is writable (a read-only root file system without a tmpfs)."""
     import tempfile
@@ -64,6 +63,7 @@ def no_temp_dir() -> bool:
             return False
     except OSError:
         return True
+
 
 class Store:
     """A paperbot collection in Chroma, embedded or remote."""
