@@ -44,6 +44,7 @@ from retrieval.checks import judge_reply  # noqa: E402
 RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"
 ANSWERS = REPO / "benchmarks" / "data" / "llm_answers.jsonl"
+HELD_OUT = REPO / "benchmarks" / "data" / "llm_answers_heldout.jsonl"  # written after the checks were frozen
 
 
 def reply_text(record: dict) -> tuple[str, str | None]:
@@ -121,10 +122,10 @@ def load_scripted() -> list[dict]:
     return cases
 
 
-def load_answers() -> list[dict]:
+def load_answers(path: Path = ANSWERS) -> list[dict]:
     """The sentence-labelled answers; each answer's text is its sentences joined as the model wrote them."""
     cases = []
-    for line in ANSWERS.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
             joiner = "" if item["language"] == "zh" else " "
@@ -218,6 +219,34 @@ def cross_lingual(cases: list[dict], encoder) -> str:
 def _all_tokens(encoder, text: str):
     ((_, vectors),) = encoder.encode_tokens([text])
     return vectors if vectors.size else None
+
+
+def timing(cases: list[dict], embedder) -> str:
+    """What the check costs per reply, as a ratio to encoding the reply's and passages' sentences once
+    (the work the former sentence-cosine check did), measured in the same run with the same embedder."""
+    import time
+
+    from paperbot.text import sentences
+
+    def run_check() -> None:
+        for case in cases:
+            judge_reply(case["answer"], case["passages"], embedder, question=case["question"])
+
+    def run_baseline() -> None:
+        for case in cases:
+            embedder.encode(sentences(case["answer"]) + [s for p in case["passages"] for s in p.sentences])
+
+    run_baseline()  # warm up
+    best = {}
+    for name, fn in (("check", run_check), ("baseline", run_baseline)):
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        best[name] = min(times) * 1000 / len(cases)
+    return (f"check {best['check']:.1f} ms per reply, {best['check'] / best['baseline']:.1f}x the sentence encoding "
+            f"of the former check ({best['baseline']:.1f} ms); best of 3 over {len(cases)} replies")
 
 
 def check_passages(cases: list[dict]) -> int:
@@ -320,6 +349,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="try a range of SUPPORT_THRESHOLD values")
     ap.add_argument("--verbose", action="store_true", help="print every reply judged wrongly")
+    ap.add_argument("--timing", action="store_true", help="time the check against sentence encoding alone")
     ap.add_argument("--check-passages", action="store_true",
                     help="rebuild the answers' passages by retrieval and report any that changed")
     args = ap.parse_args()
@@ -340,11 +370,19 @@ def main() -> int:
     print(answers_line("answers", m))
     for key, text in m["shown_bad"]:
         print(f"  BAD SHOWN {key}: {text}")
+    held_out = measure_answers(load_answers(HELD_OUT), embed)
+    print(answers_line("held-out", held_out))
+    for key, text in held_out["shown_bad"]:
+        print(f"  BAD SHOWN {key}: {text}")
     if args.verbose:
         for key, text, reason in m["dropped_good"]:
             print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
     if args.verbose:
+        for key, text, reason in held_out["dropped_good"]:
+            print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
         print(cross_lingual(answers, embed))
+    if args.timing:
+        print(timing(answers, embed.embedder))
     if args.check_passages:
         print(f"passages changed: {check_passages(answers)}/{len(answers)}")
     if args.sweep:

@@ -252,7 +252,8 @@ def names(text: str) -> list[str]:
 
 
 _COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|superior|exceed\w*|"
-                          r"more (?:accurate|efficient|effective|robust) than)\b|超过|优于|胜过|超越|好于|更好", re.I)
+                          r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger) than)\b"
+                          r"|超过|优于|胜过|超越|好于|更好", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
 _PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
@@ -264,7 +265,7 @@ _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
                               re.I)
-_NEGATED = re.compile(r"\b(?:without|no|not|never)\s+((?:[\w-]+[\s.,;:]*){1,3})", re.I)
+_NEGATED = re.compile(r"\b(?:without|no|not|never|rather than|instead of)\s+((?:[\w-]+[\s.,;:]*){1,3})", re.I)
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|not|never|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%": which number goes with
 # which benchmark.
@@ -289,6 +290,7 @@ class Evidence:
     superlative: bool
     parity: tuple[frozenset[str], ...]  # what the passage puts on par: "matches full fine-tuning"
     negated: tuple[frozenset[str], ...]  # what it says is done without: "without external teachers"
+    denied: frozenset[str]  # every word it puts after a negation ("not", "no", "without", "never")
     bindings: frozenset[tuple[float, str]]
 
     @classmethod
@@ -302,6 +304,7 @@ class Evidence:
                          if len(s) >= 2),
             negated=tuple(s for s in (frozenset(list(_ordered_stems(m.group(1)))[:2]) for m in _NEGATED.finditer(flat))
                           if len(s) == 2),
+            denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3]),
             bindings=frozenset(_bindings(flat)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
@@ -342,7 +345,7 @@ _NOT_A_CLAIM = re.compile(r"<[@#][!&]?\d+>|@everyone|@here|\(link removed\)", re
 
 
 def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None, *, latin_terms: bool = False,
-                 number_words: bool = True) -> str | None:
+                 number_words: bool = True, denials: bool = True) -> str | None:
     """Why `support` (the cited passages) cannot vouch for the hard facts of `sentence`; None when it can.
 
     `latin_terms`: also every English word kept in a sentence in another script (a technical term).
@@ -373,6 +376,11 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage claims no state of the art"
     if not _SENTENCE_NEGATION.search(bare) and any(n <= stems for n in support.negated):
         return "the passage says it is done without that"
+    if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both
+        for m in _NEGATED.finditer(bare + " "):
+            denied = set(_ordered_stems(m.group(1))[:2])
+            if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
+                return "the passage does not say it is not so"
     bound = _bindings(bare)
     for value, name in bound:
         others = {n for v, n in support.bindings if v == value}
@@ -513,7 +521,7 @@ class Checker:
             return Decision(sentence, reason="filler", why="nothing to check")
         english = guess_language(bare) == "en"
         if is_hedge(bare):
-            problem = fact_problem(bare, self.everything, self.asked_evidence, number_words=False)
+            problem = fact_problem(bare, self.everything, self.asked_evidence, number_words=False, denials=False)
             if problem:
                 return Decision(sentence, reason="fact", why=problem)
             return Decision(sentence, shown=f"{HEDGE_MARK} {bare}")

@@ -14,6 +14,7 @@ import io
 import json
 import re
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -209,3 +210,17 @@ def test_the_configured_key_is_redacted_whatever_the_sentence(raw, embedder):
     verdict = check.finish(raw)
     assert KEY not in verdict.text and all(KEY not in r.text for r in verdict.removed)
     assert any("***" in t for t in [verdict.text] + [r.text for r in verdict.removed])
+
+
+def test_the_footer_counts_removed_sentences_in_the_answer_s_language():
+    from retrieval.types import Answer, Removed
+
+    removed = (Removed("a", "unsupported", "not supported"), Removed("b", "uncited", "cites no passage"),
+               Removed("c", "fact", "the number 0.5% is not in the passage"))
+    zh = Answer(question="q", text="t", abstained=False, citations=[], hits=[], mode="llm", language="zh",
+                removed=removed)
+    assert "已删除 2 句：" + messages.ZH["REMOVED_UNSUPPORTED"] in answer_footer(zh)
+    assert "已删除 1 句：" + messages.ZH["REMOVED_FACT"] in answer_footer(zh)
+    en = replace(zh, language="en")
+    assert "2 sentences removed: not supported by their passages" in answer_footer(en)
+    assert "removed" not in answer_footer(replace(en, mode="extractive"))  # a fallback shows no LLM sentence

@@ -217,3 +217,76 @@ def test_a_chinese_question_asks_for_a_chinese_answer(library, endpoint):
     user = endpoint.requests[1]["body"]["messages"][1]["content"]
     assert user.endswith(prompts.IN_LANGUAGE.format(language="Chinese"))
     assert prompts.IN_LANGUAGE.format(language="Chinese") not in prompts.answer_messages("q", [(1, "A", "x")])[1]["content"]
+
+
+# -- hard facts, exactly ----------------------------------------------------------------------------------------
+
+IFD = ("Extensive experiments show our Qwen2.5-32B-Instruct trained with IFDecorator using only 3,625 training examples "
+       "achieves 87.43% on IFEval (outperforming GPT-4o) and improves FollowBench by 4.2%, while preserving general "
+       "capabilities.")
+BMT = ("BMT: We find that zeroing fewer than 0.05% of its weights, with no other modification, matches full-parameter "
+       "fine-tuning (FPT) at scale. The trained mask is several 1000x smaller than the full-parameter checkpoint.")
+AS2 = "On CLEVR-Hans, AS2 achieves 99.94% on CLEVR-Hans3 and 87.77% on CLEVR-Hans7."
+SAFE = ("Guided by this analysis, we propose ThinkSafe, a self-generated alignment framework that restores safety "
+        "without external teachers.")
+GP = ("The known regret upper bounds for the widely used GP batched upper confidence bound and GP batched Thompson "
+      "sampling (GP-BTS) suffer from a multiplicative factor.")
+NVC = "The framework supports both supervised fine-tuning and reinforcement learning."
+
+
+@pytest.mark.parametrize("passage, sentence, problem", [
+    (IFD, "IFDecorator reaches 87.43% on IFEval with 3,625 examples [1].", None),
+    (IFD, "IFDecorator reaches 78.43% on IFEval [1].", "the number 78.43%"),
+    (IFD, "It improves FollowBench by 4.2 points [1].", "the number 4.2 points"),  # % is not points
+    (IFD, "Qwen2.5-32B-Instruct outperforms GPT-4o on IFEval [1].", None),
+    (IFD, "Qwen2.5-7B-Instruct reaches 87.43% on IFEval [1].", "Qwen2.5-7B-Instruct"),
+    (BMT, "BMT matches full-parameter fine-tuning with fewer than 0.05% of the weights zeroed [1].", None),
+    (BMT, "Zeroing fewer than 0.5% of the weights is enough [1].", "the number 0.5%"),
+    (BMT, "It outperforms full-parameter fine-tuning [1].", "matches, not that it is better"),
+    (BMT, "The mask is several 1000x smaller than the checkpoint [1].", None),
+    (BMT, "The mask is several 100× smaller than the checkpoint [1].", "the number 100×"),
+    (BMT, "It achieves state-of-the-art results [1].", "no state of the art"),
+    (AS2, "AS2 reaches 99.94% on CLEVR-Hans3 and 87.77% on CLEVR-Hans7 [1].", None),
+    (AS2, "AS2 reaches 99.94% on CLEVR-Hans7 [1].", "that number for clevr-hans3"),
+    (AS2, "AS2 在 CLEVR-Hans7 上达到 99.94% [1]。", "that number for clevr-hans3"),
+    (SAFE, "ThinkSafe restores safety by distilling from an external teacher [1].", "done without that"),
+    (SAFE, "ThinkSafe restores safety without relying on external teachers [1].", None),
+    (GP, "Known bounds for GP batched UCB carry a multiplicative factor [1].", None),  # UCB: the initials
+    (NVC, "The framework supports reinforcement learning but not supervised fine-tuning [1].", "is not so"),
+    (BMT, "BMT 只需置零不到 0.5% 的权重，就超过了全参数微调 (full-parameter fine-tuning) [1]。", "the number 0.5%"),
+    (BMT, "BMT 置零不到 0.05% 的权重，就超过了全参数微调 (full-parameter fine-tuning) [1]。", "matches, not that"),
+])
+def test_hard_facts_are_checked_exactly(passage, sentence, problem):
+    from retrieval.grounding import Evidence, fact_problem
+
+    found = fact_problem(sentence, Evidence.of(passage), latin_terms="。" in sentence)
+    assert (found is None) if problem is None else (found is not None and problem in found), found
+
+
+@pytest.mark.parametrize("sentence, hedge", [
+    ("The passages do not say whether the two approaches have been combined.", True),
+    ("None of the passages reports the cost in US dollars.", True),
+    ("It is not stated which GPU cluster was used.", True),
+    ("段落没有说明这种不一致对训练的影响有多大。", True),
+    ("目前还不清楚该方法能否扩展到视频。", True),
+    ("The passage describes a dataset of 50K prompts [1].", False),
+    ("BMT does not modify the model otherwise [1].", False),
+])
+def test_hedges_are_recognized_by_their_form(sentence, hedge):
+    from retrieval.grounding import is_hedge
+
+    assert is_hedge(sentence) is hedge
+
+
+def test_a_hedge_is_shown_uncited_and_marked_but_checked_for_names():
+    from retrieval.grounding import HEDGE_MARK
+
+    g = ground_reply(f"{GOOD_2} The passages do not say whether NV-CoT was tested on video [2].", PASSAGES)
+    assert g.text == f"{GOOD_2} {HEDGE_MARK} The passages do not say whether NV-CoT was tested on video."
+    wrong = ground_reply(f"{GOOD_2} The passages do not say whether NV-CoT beats LLaVA.", PASSAGES)
+    assert wrong.text == GOOD_2 and wrong.removed == {"fact": 1}  # LLaVA is in no passage
+
+
+def test_a_reply_of_hedges_alone_shows_nothing():
+    g = ground_reply("The passages do not say which method is best.", PASSAGES)
+    assert g.text == ""
