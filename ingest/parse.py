@@ -700,10 +700,15 @@ def _slot(rec: dict, kind: str, where: str, line: int | None, n: int | None) -> 
         raise _fail(where, line, n, f"ends ({end}) before it starts ({start})")
     room = _text(rec, _ROOM_KEYS, where, line, n)
     poster = _text(rec, _POSTER_KEYS, where, line, n)
-    # The entry's own event type (a talk or its poster), else what its session says, else the paper's type.
-    slot_kind = (_presentation(_text(rec, ("eventtype", "event_type"), where, line, n))
-                 or _presentation(session) or kind)
+    # The entry's own event type (a talk or its poster), else what its session says, else the paper's type;
+    # "Spotlight Poster" is a poster.
+    slot_kind = (_event_kind(_text(rec, ("eventtype", "event_type"), where, line, n)) or _event_kind(session)
+                 or ("poster" if poster else kind))
     return (Slot(session=session, start=start, end=end, room=room, poster_position=poster, kind=slot_kind),)
+
+
+def _event_kind(text: str) -> str:
+    return "poster" if re.search(r"\bposters?\b", text, re.IGNORECASE) else _presentation(text)
 
 
 def _when(value: str) -> datetime:

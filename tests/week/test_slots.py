@@ -119,3 +119,18 @@ def test_citations_search_hits_and_the_paper_view_show_slots(program):
     when = next(f for c in page.cards for f in c.fields if f.name == "When and where")
     assert when.value.splitlines() == ["🗓 Oral Session 2B · Tue 10:00 · Hall B",
                                        "🗓 Poster Session 3 · Wed 11:00 · #1202"]
+
+
+@pytest.mark.parametrize(("fields", "kind"), [
+    ({"eventtype": "Spotlight Poster", "session": "Poster Session 1"}, "poster"),
+    ({"eventtype": "Spotlight", "session": "Oral Session 1"}, "spotlight"),
+    ({"session": "Oral Session 3A"}, "oral"),
+    ({"session": "Session 5", "poster_position": "12"}, "poster"),
+    ({"session": "Session 5"}, "spotlight"),  # the paper's own type
+])
+def test_a_slots_kind_is_its_entrys_own(tmp_path, fields, kind):
+    path = tmp_path / "k.jsonl"
+    path.write_text(json.dumps({"title": "T", "abstract": "An abstract that is long enough.", "type": "spotlight",
+                                **fields}) + "\n", encoding="utf-8")
+    [paper] = parse_file(path)
+    assert [s.kind for s in paper.slots] == [kind]
