@@ -49,16 +49,22 @@ CASES = labelled()
 pytestmark = pytest.mark.skipif(not CASES, reason="no labelled recordings in tests/data/llm_recordings")
 
 
-def replay(record: dict, call):
-    """`call(llm)` against a loopback server that answers with `record`'s recorded bytes."""
-    with Endpoint() as endpoint:
-        endpoint.enqueue(Reply.recorded(record))
+@pytest.fixture(scope="module")
+def endpoint():
+    """One loopback server for every recording of the module (each test enqueues the bytes it replays)."""
+    with Endpoint() as server:
+        yield server
 
-        async def go():
-            async with httpx.AsyncClient() as http:
-                return await call(LLMClient(llm_settings(endpoint, stream=bool(record.get("sse"))), http))
 
-        return asyncio.run(go())
+def replay(endpoint: Endpoint, record: dict, call):
+    """`call(llm)` against the loopback server, answering with `record`'s recorded bytes."""
+    endpoint.enqueue(Reply.recorded(record))
+
+    async def go():
+        async with httpx.AsyncClient() as http:
+            return await call(LLMClient(llm_settings(endpoint, stream=bool(record.get("sse"))), http))
+
+    return asyncio.run(go())
 
 
 @pytest.fixture(scope="module")
@@ -66,26 +72,27 @@ def embed(embedder):
     return embedder
 
 
-def test_recorded_answers_garbage_is_never_shown_and_good_is_kept(embed):
-    shown_garbage, good, kept = [], 0, 0
+def test_recorded_answers_garbage_is_never_shown(embed, endpoint):
+    """Every recorded answer of the two weak models is labelled garbage (echoes, loops, template debris,
+    mis-citations); none may be shown. Good answers are checked on the capable-model set instead
+    (tests/retrieval/test_checked_stream.py)."""
+    shown_garbage, checked = [], 0
     for key, record, label in CASES:
-        if record.get("kind") != "answer" or label["label"] not in {"good", "garbage"}:
+        if record.get("kind") != "answer" or label["label"] != "garbage":
             continue
-        completion = replay(record, lambda llm: llm.chat(record["messages"]))
+        checked += 1
+        completion = replay(endpoint, record, lambda llm: llm.chat(record["messages"]))
         verdict = judge_reply(completion.text, passages_of(record), embed, question=record["question"],
                               finish_reason=completion.finish_reason)
-        if label["label"] == "garbage" and verdict.text:
+        if verdict.text:
             shown_garbage.append((key, verdict.text[:120]))
-        if label["label"] == "good":
-            good += 1
-            kept += bool(verdict.text)
+    assert checked >= 50, f"only {checked} recorded garbage answers were replayed"
     assert shown_garbage == []
-    assert good == 0 or kept / good >= 0.95
 
 
-def test_recorded_rewrites_that_are_no_query_are_refused():
+def test_recorded_rewrites_that_are_no_query_are_refused(endpoint):
     for key, record, label in CASES:
         if record.get("kind") != "rewrite":
             continue
-        query = replay(record, lambda llm: rewrite_query(llm, record["question"]))
+        query = replay(endpoint, record, lambda llm: rewrite_query(llm, record["question"]))
         assert bool(query) is (label["label"] == "good"), (key, query)
