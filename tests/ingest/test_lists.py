@@ -150,3 +150,19 @@ def test_every_list_reports_each_ignored_field_once_per_file():
         loaded = load_papers([path])
         notes = [n for f in loaded.files for n in f.notes() if ": ignored: " in n]
         assert len(notes) == sum(bool(f.ignored) for f in loaded.files), path.name
+
+
+def test_a_real_list_ingests_once_and_reingests_unchanged(tmp_path):
+    from retrieval.library import Library
+    from tests.conftest import make_settings
+    from tests.fakes import HashEmbedder
+
+    path = LISTS / "paperlists-iclr2018.json"
+    with Library(make_settings(tmp_path), embedder=HashEmbedder()) as lib:
+        first = lib.ingest([path])
+        assert first.added == 83 and "117 withdrawn or rejected submissions skipped" in first.line()
+        again = lib.ingest([path])
+        assert (again.added, again.updated, again.unchanged, again.chunks_embedded) == (0, 0, 83, 0)
+        stored = {p.title: p for p in lib.papers()}
+    record = next(r for r in raw("paperlists-iclr2018.json") if r["status"] == "Oral")
+    assert stored[record["title"]].bibtex == record["bibtex"].strip() and stored[record["title"]].presentation == "oral"
