@@ -385,6 +385,8 @@ def _structured(found: tuple[_Records, bool], source: str, where: str, strict: b
             try:
                 flat = _flat(note, where, line, ref_n)
                 if mapping or (flat["id"] and set(note) <= _SUPPLEMENT_KEYS and flat["abstract"]):
+                    if not flat["abstract"]:
+                        raise _fail(where, line, ref_n, f"the abstract of {flat['id'][:40]!r} is empty")
                     _check_abstract(flat["abstract"], where, line, ref_n)
                     order.append(Supplement(_safe_id(flat["id"]), flat["abstract"], source, 0,
                                             _record_ref(where, line, n)))

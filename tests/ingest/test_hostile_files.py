@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ingest.parse import parse_file, read_file
 from ingest.pipeline import load_papers
@@ -185,3 +187,27 @@ def test_a_bad_record_among_good_ones_is_skipped_and_counted_in_the_summary(tmp_
     assert "1 bad records skipped; 1 bad records kept with their title only" in summary.line()
     assert summary.notes() == [("mixed.json: 1 records skipped, 1 kept with their title only (first: record 2: "
                                 "field 'authors' must be text or a list, got int)")]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+    | st.sampled_from(["Reject", "Oral", "Submitted to X", "Workshop", A1, "2026-12-08T10:00:00", "\x1b[2J", ""]),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["id", "title", "abstract", "authors", "author", "keywords", "status", "venue", "links",
+                         "openreview", "site", "content", "session", "starttime", "aff", "github", "bibtex",
+                         "notes", "results", "x"]), children, max_size=6),
+    max_leaves=25)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_json, suffix=st.sampled_from([".json", ".jsonl", ".txt", ".csv"]))
+def test_no_json_input_gives_anything_but_papers_or_one_clear_error(tmp_path, data, suffix):
+    path = tmp_path / f"fuzz{suffix}"
+    text = json.dumps(data)
+    path.write_text(text if suffix != ".csv" else "title,abstract\n" + text, encoding="utf-8")
+    try:
+        loaded = load_papers([path])
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)
+    else:
+        assert all(p.title or p.abstract for p in loaded.papers)
