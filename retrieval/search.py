@@ -33,7 +33,7 @@ from paperbot.settings import RetrievalSettings
 from paperbot.text import split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
-from retrieval.snippets import answering, question_terms, quotes_of, score_sentences
+from retrieval.snippets import answering, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import Hit, Quote, SearchResult, Similar
 from retrieval.view import CorpusView, ViewFileError, store_identity
 
@@ -356,14 +356,13 @@ class Retriever:
             paper = view.papers[r.paper_id]
             quotes, vecs = cached[r.paper_id]
             scored.append(score_sentences(quotes, vecs, qvec, terms, title=paper.title or paper.label))
-        answers = answering([s[0].score if s else None for s in scored], self.settings.min_answer,
-                            self.settings.answer_margin)
+        answers = answering([best_answer(s) for s in scored], self.settings.min_answer, self.settings.answer_margin)
         hits = []
         for r, sentences, answers_it in zip(ranked, scored, answers):
             relevant = self.is_relevant(r) if answers_it is None else answers_it
             hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
-                            answer=sentences[0].score if sentences else None))
+                            answer=best_answer(sentences)))
         return hits
 
 

@@ -4,8 +4,8 @@ A paper is ranked by its best chunk, but it is cited for one sentence, so the
 sentence is what must answer. A sentence's answer score is its cosine similarity
 to the question (from the sentence vectors stored at ingest) plus
 COVERAGE_WEIGHT × the IDF-weighted share of the question's content terms that
-the sentence (read with its paper's title) contains: the cosine alone rewards
-sentences on the general subject, the coverage alone rewards shared words.
+the sentence contains (for the answer, read with its paper's title): the cosine
+alone rewards sentences on the general subject, the coverage alone shared words.
 
 A paper answers when its best sentence scores at least RETRIEVAL_MIN_ANSWER and
 is within RETRIEVAL_ANSWER_MARGIN of the best paper's (a paper far behind the best
@@ -37,11 +37,18 @@ SECOND_QUOTE_MAX_FIRST = 400  # ... and the first is shorter than this (characte
 class ScoredSentence:
     quote: Quote
     cosine: float  # to the question
-    coverage: float  # IDF-weighted share of the question's content terms in the sentence and its paper's title
+    coverage: float  # IDF-weighted share of the question's content terms in the sentence
+    titled: float  # the same share counting the paper's title too (read as the sentence's context)
 
     @property
     def score(self) -> float:
+        """How well the sentence itself matches: which sentences are quoted."""
         return answer_score(self.cosine, self.coverage)
+
+    @property
+    def answer(self) -> float:
+        """How well it answers, read with its paper's title ("What does the Hider do in HSSP?")."""
+        return answer_score(self.cosine, self.titled)
 
 
 def answer_score(cosine: float, coverage: float) -> float:
@@ -58,17 +65,27 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
                     title: str = "") -> list[ScoredSentence]:
-    """The paper's sentences scored against the question, best first (ties keep abstract order)."""
+    """The paper's sentences scored against the question, best quote first (ties keep abstract order).
+
+    A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
+    sentence does not win the quote by repeating the title's words.
+    """
     if not quotes:
         return []
     cosines = vectors.astype(np.float32) @ qvec.astype(np.float32)
-    titled = set(tokenize(title)) if title else set()
+    in_title = {t for t in tokenize(title)} if title else set()
     scored = []
     for quote, cosine in zip(quotes, cosines):
-        tokens = set(tokenize(quote.text)) | titled
+        tokens = set(tokenize(quote.text))
         coverage = sum(w for t, w in terms.items() if t in tokens)
-        scored.append(ScoredSentence(quote, float(cosine), coverage))
+        titled = coverage + sum(w for t, w in terms.items() if t in in_title and t not in tokens)
+        scored.append(ScoredSentence(quote, float(cosine), coverage, titled))
     return sorted(scored, key=lambda s: -s.score)
+
+
+def best_answer(scored: Sequence[ScoredSentence]) -> float | None:
+    """The paper's answer score: its best sentence's, read with the title; None without sentences."""
+    return max((s.answer for s in scored), default=None)
 
 
 def quotes_of(scored: Sequence[ScoredSentence]) -> tuple[Quote, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrieval.answer import extractive_answer
-from retrieval.snippets import answer_score, answering, score_sentences
+from retrieval.snippets import answer_score, answering, best_answer, score_sentences
 from retrieval.types import Quote
 
 HIPHY = "p92a182909f92740"  # the physics-aware video generation paper of the bundled corpus
@@ -86,6 +86,8 @@ def test_sentences_are_scored_by_cosine_and_term_coverage():
     scored = score_sentences(quotes, vectors, np.array([1.0, 0.0]), terms)
     assert scored[0].quote.text.startswith("Dogs")  # cosine 0.6 + full coverage beats cosine 1.0 alone
     assert scored[0].score == pytest.approx(answer_score(0.6, 1.0), abs=1e-3)
-    # terms in the paper's title count for every sentence
+    # terms in the paper's title count for every sentence's answer, not for which sentence is quoted
     titled = score_sentences(quotes, vectors, np.array([1.0, 0.0]), terms, title="Barking dogs")
-    assert titled[0].coverage == pytest.approx(1.0) and titled[1].coverage == pytest.approx(1.0)
+    assert [s.quote.text for s in titled] == [s.quote.text for s in scored]
+    assert all(s.titled == pytest.approx(1.0) for s in titled) and titled[1].coverage == 0.0
+    assert best_answer(titled) == pytest.approx(answer_score(1.0, 1.0), abs=1e-3)
