@@ -230,45 +230,66 @@ def ingest(
     """Bring the store in line with the papers in `paths`; return what changed.
 
     With `prune_sources`, papers of the given sources that are no longer in
-    their files are removed; papers of other sources are never touched.
+    their files are removed; papers of other sources are never touched. The steps: read what is stored,
+    parse every file (nothing is written if one is refused), plan the changes, prune removed papers,
+    then write them.
     """
     stored = _stored_state(store)
-    papers, sources, duplicates, not_accepted, files, unreadable = load_papers(
-        paths, known={pid: s.fields for pid, s in stored.items()}, strict=strict)
-    summary = IngestSummary(duplicates=duplicates, not_accepted=not_accepted, sources=sources, files=list(files),
-                            unreadable=list(unreadable))
-    for d in duplicates:
+    loaded = load_papers(paths, known={pid: s.fields for pid, s in stored.items()}, strict=strict)
+    summary = IngestSummary(duplicates=loaded.duplicates, not_accepted=loaded.not_accepted, sources=loaded.sources,
+                            files=list(loaded.files), unreadable=list(loaded.unreadable))
+    for d in loaded.duplicates:
         log.warning("duplicate abstract skipped: %s", d)
-    if not_accepted:
-        log.info("%d withdrawn or rejected submissions skipped, first at %s", len(not_accepted), not_accepted[0])
-
+    if loaded.not_accepted:
+        log.info("%d withdrawn or rejected submissions skipped, first at %s", len(loaded.not_accepted),
+                 loaded.not_accepted[0])
     moved = LegacySentences(store).migrate() if stored else 0
     if moved:
         log.info("sentence vectors of %d papers moved to the compact snippets collection", moved)
-    with_sentences = store.snippets.hashes() if stored else set()
-    wanted = {p.paper_id: p for p in papers}
-    to_embed: list[Paper] = []
-    backfill: list[Paper] = []  # stored before sentence vectors were: only those are computed
-    relabel_ids: list[str] = []
-    relabel_meta: list[dict] = []
-    stale_ids: list[str] = []
-    stale_versions: list[str] = []
+    changes = _plan_changes(loaded.papers, stored, store.snippets.hashes() if stored else set(), summary)
+    if prune_sources:
+        _prune(changes, stored, {p.paper_id for p in loaded.papers}, loaded.sources, summary)
+    summary.chunks_embedded = _write(changes, store, embedder, progress, summary)
+    return summary
+
+
+@dataclass
+class _Changes:
+    """What one ingest writes: papers to embed, old versions to drop, metadata to update in place."""
+
+    to_embed: list[Paper] = field(default_factory=list)
+    backfill: list[Paper] = field(default_factory=list)  # stored before sentence vectors were: only those computed
+    relabel_ids: list[str] = field(default_factory=list)
+    relabel_meta: list[dict] = field(default_factory=list)
+    stale_ids: list[str] = field(default_factory=list)
+    stale_versions: list[str] = field(default_factory=list)
+
+    def drop_other_versions(self, state: _PaperState, content_hash: str) -> None:
+        self.stale_ids.extend(state.ids_except(content_hash))
+        self.stale_versions.extend(h for h in state.by_hash if h != content_hash)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.to_embed or self.stale_ids or self.relabel_ids)
+
+
+def _plan_changes(papers: list[Paper], stored: dict[str, _PaperState], with_sentences: set[str],
+                  summary: IngestSummary) -> _Changes:
+    """Compare each parsed paper with what the store holds of it, and count it in `summary`."""
+    changes = _Changes()
     for p in papers:
         state = stored.get(p.paper_id)
-        complete = state and state.complete(p.content_hash)
-        if not complete:
-            to_embed.append(p)
+        if not (state and state.complete(p.content_hash)):
+            changes.to_embed.append(p)
             if state:
                 summary.updated += 1
-                stale_ids.extend(state.ids_except(p.content_hash))
-                stale_versions.extend(h for h in state.by_hash if h != p.content_hash)
+                changes.drop_other_versions(state, p.content_hash)
             else:
                 summary.added += 1
             continue
-        stale_ids.extend(state.ids_except(p.content_hash))
-        stale_versions.extend(h for h in state.by_hash if h != p.content_hash)
+        changes.drop_other_versions(state, p.content_hash)
         if p.abstract and p.content_hash not in with_sentences:
-            backfill.append(p)
+            changes.backfill.append(p)
         chunks = state.chunks_of(p.content_hash)
         meta_changed = any(c.meta_hash != p.meta_hash for c in chunks)
         # Chunks stored before metadata had its own hash are upgraded quietly.
@@ -280,30 +301,43 @@ def ingest(
             summary.moved += 1
         if meta_changed or state.placement != (p.source, p.position):
             for chunk in chunks:
-                relabel_ids.append(chunk.chunk_id)
-                relabel_meta.append(chunk.moved_to(p))
+                changes.relabel_ids.append(chunk.chunk_id)
+                changes.relabel_meta.append(chunk.moved_to(p))
+    return changes
 
-    if prune_sources:
-        # An edited untitled abstract gets a new id; one that takes the place of a
-        # removed paper is reported as an update of it.
-        new_places = {(p.source, p.position) for p in to_embed if p.paper_id not in stored}
-        for pid, state in stored.items():
-            if pid not in wanted and state.placement[0] in sources:
-                stale_ids.extend(state.all_ids())
-                stale_versions.extend(state.by_hash)
-                if state.placement in new_places:
-                    new_places.discard(state.placement)
-                    summary.added -= 1
-                    summary.updated += 1
-                else:
-                    summary.removed += 1
 
-    # A run killed after its last write never recorded the new version; finish that job too.
-    changed = bool(to_embed or stale_ids or relabel_ids) or store.write_in_progress()
+def _prune(changes: _Changes, stored: dict[str, _PaperState], wanted: set[str], sources: list[str],
+           summary: IngestSummary) -> None:
+    """Papers of these sources that their files no longer hold are removed.
+
+    An edited untitled abstract gets a new id; one that takes the place of a removed paper is reported
+    as an update of it.
+    """
+    new_places = {(p.source, p.position) for p in changes.to_embed if p.paper_id not in stored}
+    for pid, state in stored.items():
+        if pid not in wanted and state.placement[0] in sources:
+            changes.stale_ids.extend(state.all_ids())
+            changes.stale_versions.extend(state.by_hash)
+            if state.placement in new_places:
+                new_places.discard(state.placement)
+                summary.added -= 1
+                summary.updated += 1
+            else:
+                summary.removed += 1
+
+
+def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progress | None,
+           summary: IngestSummary) -> int:
+    """New chunks first, then metadata, then deletions, between two version bumps; returns chunks embedded.
+
+    A run killed after its last write never recorded the new version; the next run finishes that job too.
+    """
+    changed = changes.any or store.write_in_progress()
     if changed:
         store.bump_version(writing=True)
     total_chunks = 0
     done = 0
+    to_embed = changes.to_embed
     if progress:
         progress(0, len(to_embed))
     for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
@@ -312,21 +346,20 @@ def ingest(
         done += len(batch)
         if progress:
             progress(done, len(to_embed))
-    if backfill:
-        log.info("computing snippet vectors for %d papers stored by an earlier version", len(backfill))
-        for i in range(0, len(backfill), EMBED_BATCH_PAPERS):
-            _embed(backfill[i:i + EMBED_BATCH_PAPERS], embedder, store, write_chunks=False)
-        summary.snippets_added = len(backfill)
-    if relabel_ids:
-        store.update_metadata(relabel_ids, relabel_meta)
-    if stale_ids:
-        store.delete(stale_ids)
-    if stale_versions:
-        store.snippets.delete(stale_versions)
+    if changes.backfill:
+        log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
+        for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
+            _embed(changes.backfill[i:i + EMBED_BATCH_PAPERS], embedder, store, write_chunks=False)
+        summary.snippets_added = len(changes.backfill)
+    if changes.relabel_ids:
+        store.update_metadata(changes.relabel_ids, changes.relabel_meta)
+    if changes.stale_ids:
+        store.delete(changes.stale_ids)
+    if changes.stale_versions:
+        store.snippets.delete(changes.stale_versions)
     if changed:
         store.bump_version()
-    summary.chunks_embedded = total_chunks
-    return summary
+    return total_chunks
 
 
 def _embed(batch: list[Paper], embedder: Embedder, store: Store, write_chunks: bool = True) -> int:
