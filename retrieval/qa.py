@@ -4,8 +4,10 @@
 
 1. read the question against the conversation (retrieval/followup.py), and with a
    model, condense a follow-up or rewrite a non-English question into an English
-   search query (retrieval/rewrite.py);
-2. retrieve, in a worker thread so the event loop stays free; the extractive
+   search query (retrieval/rewrite.py); without a usable rewrite, a Chinese query is
+   translated offline (retrieval/translate.py);
+2. retrieve (retrieval/scope.py: the corpus, or the papers a follow-up is about), in a
+   worker thread so the event loop stays free; the extractive
    answer is built from the hits (retrieval/answer.py);
 3. with a model, and only when retrieval found relevant papers, ask it to
    summarize the retrieved sentences (retrieval/prompts.py), and check its reply
@@ -46,18 +48,19 @@ from retrieval.checks import (
     validate_answer,
 )
 from retrieval.filters import Filters
-from retrieval.followup import FollowUp, Turn, best_sentence, resolve
+from retrieval.followup import FollowUp, Turn, resolve
 from retrieval.grounding import Passage
 from retrieval.rewrite import condense_question, rewrite_problem, rewrite_query
-from retrieval.types import Answer, Citation, Hit, SearchResult
+from retrieval.scope import SCOPE_DEPTH, scoped_search
+from retrieval.scope import search_follow_up as search_resolved
+from retrieval.translate import english_query, has_chinese
+from retrieval.types import Answer, Citation, SearchResult
 
 log = logging.getLogger(__name__)
 
 __all__ = ["answer_question", "search_follow_up", "scoped_search", "rewrite_query", "rewrite_problem",
            "condense_question", "judge_reply", "validate_answer", "looks_english", "sanitize", "Verdict",
-           "MAX_ANSWER_CHARS"]
-
-SCOPE_DEPTH = 25  # papers searched when a follow-up is about papers cited earlier
+           "MAX_ANSWER_CHARS", "SCOPE_DEPTH"]
 
 OnText = Callable[[str], Any]
 
@@ -78,11 +81,10 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
     start = time.perf_counter()
     lang = language or message_language(question)
     followup = resolve(question, history)
-    query, search_query, condensed, notes, failed = await _search_query(llm, question, followup, history, lang)
-    if followup.papers:
-        result = await asyncio.to_thread(scoped_search, library, query, followup, k, filters)
-    else:
-        result = await asyncio.to_thread(library.search, query, k, filters)
+    followup, search_query, condensed, notes, failed = await _search_query(llm, question, followup, history, lang)
+    result = await asyncio.to_thread(search_resolved, library, followup, k, filters)
+    if result.query != followup.query:  # a topic of its own, searched without the conversation
+        search_query = result.query if result.query != question else None
     extractive = replace(extractive_answer(result, lang), question=question, search_query=search_query,
                          notes=tuple(notes))
 
@@ -132,16 +134,19 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
 
 async def _search_query(llm: ChatModel | None, question: str, followup: FollowUp, history: Sequence[Turn],
                         lang: str):
-    """(query, search_query shown to the user or None, condensed follow-up, notes, the endpoint's failure or None).
+    """(the follow-up with its query, search_query shown to the user or None, condensed follow-up, notes, the
+    endpoint's failure or None).
 
     A follow-up is condensed by the model when one is available; a question that does not
-    look English is rewritten into English; otherwise the deterministic reading stands.
+    look English is rewritten into English; without a usable rewrite, Chinese is translated
+    offline (retrieval/translate.py); otherwise the deterministic reading stands.
     """
     query = followup.query
     search_query: str | None = None if followup.standalone else query
     notes: list[str] = []
     failed: LLMError | None = None
-    condensed = ""
+    condensed = rewritten = ""
+    rewrite_tried = False
     if llm is not None and llm.available and history:
         try:
             condensed = await condense_question(llm, question, history)
@@ -151,7 +156,7 @@ async def _search_query(llm: ChatModel | None, question: str, followup: FollowUp
         if condensed:
             query = search_query = condensed
     if llm is not None and llm.available and not condensed and failed is None and not looks_english(query):
-        rewritten = ""
+        rewrite_tried = True
         try:
             rewritten = await rewrite_query(llm, query)
         except LLMError as exc:
@@ -159,9 +164,15 @@ async def _search_query(llm: ChatModel | None, question: str, followup: FollowUp
             failed = exc
         if rewritten:
             query = search_query = rewritten
-        elif failed is None:
-            notes.append(messages.text("REWRITE_UNUSABLE", lang))
-    return query, search_query, condensed, notes, failed
+    if condensed or rewritten:  # the model's query replaces the rules' (their papers stay in scope)
+        return replace(followup, query=query, alone=""), search_query, condensed, notes, failed
+    translated = await asyncio.to_thread(english_query, query) if has_chinese(query) else ""
+    if translated:
+        alone = await asyncio.to_thread(english_query, followup.alone) if followup.alone else ""
+        return replace(followup, query=translated, alone=alone), translated, condensed, notes, failed
+    if rewrite_tried and failed is None:
+        notes.append(messages.text("REWRITE_UNUSABLE", lang))
+    return followup, search_query, condensed, notes, failed
 
 
 def _answer_prompt(question: str, citations: Sequence[Citation], language: str) -> list[dict]:
@@ -201,37 +212,7 @@ def search_follow_up(library: PaperLibrary, question: str, history: Sequence[Tur
 
     The same search `answer_question` makes without an LLM, so a front end can rebuild an answer's sources.
     """
-    followup = resolve(question, history)
-    if followup.papers:
-        return scoped_search(library, followup.query, followup, k)
-    return library.search(followup.query, k)
-
-
-def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int | None = None,
-                  filters: Filters | None = None) -> SearchResult:
-    """`query` answered only from `followup.papers`; papers the user named are each kept and quoted.
-
-    Retrieval ranks only the papers in scope, so whether one answers is judged among them. A named
-    (pinned) paper counts as relevant even where retrieval found it weak, quoted with its
-    closest sentence; the others keep retrieval's verdict, so "which of these uses X?" can
-    find that none does.
-    """
-    found = library.search(query, max(k or 0, SCOPE_DEPTH), filters, within=followup.papers)
-    by_id = {h.paper_id: h for h in found.hits}
-    hits: list[Hit] = []
-    for pid in followup.papers:
-        hit = by_id.get(pid)
-        if hit is None:
-            paper = library.paper(pid)
-            if paper is None:
-                continue
-            hit = Hit(paper=paper, score=0.0, quotes=(best_sentence(paper.abstract, query),), relevant=False)
-        hits.append(replace(hit, relevant=True) if followup.pinned else hit)
-    if not followup.pinned:
-        hits.sort(key=lambda h: (not h.relevant, -h.score))
-    abstained = not any(h.relevant for h in hits)
-    return SearchResult(query=query, hits=hits, abstained=abstained,
-                        reason="none of the papers discussed answers this" if abstained else "")
+    return search_resolved(library, resolve(question, history), k)
 
 
 def _ms_since(start: float) -> float:

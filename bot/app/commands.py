@@ -99,12 +99,28 @@ async def _answer(interaction: discord.Interaction, question: str, *, private: b
 @app_commands.check(rate_limited)
 async def ask_about_message(interaction: discord.Interaction, message: discord.Message) -> None:
     """Right-click a message → Apps → Ask paperbot: its text as a question, answered privately (shareable)."""
-    question = clean_question(message.content)[:QUESTION_MAX]
+    question = clean_question(message_text(message))[:QUESTION_MAX]
     if not question:
         await interaction.response.send_message(bot_messages.EMPTY_MESSAGE, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
     await _answer(interaction, question, private=True, in_conversation=False)
+
+
+def message_text(message: discord.Message) -> str:
+    """What a message asks: its text, or for a message whose text is in its embeds (the bot's own answers and
+    results, other bots' cards) the question in the bot's title ("Q: …", "Search: …"), else the embeds' text."""
+    if message.content.strip():
+        return message.content
+    for embed in message.embeds:
+        title = embed.title or ""
+        for prefix in ("Q: ", "Search: "):
+            if title.startswith(prefix) and not title.endswith("…"):
+                return embeds.unescape(title[len(prefix):])
+    parts = []
+    for embed in message.embeds:
+        parts += [embed.title or "", embed.description or ""]
+    return embeds.unescape(" ".join(p for p in parts if p.strip()))
 
 
 @app_commands.command(name="search", description="Find papers for a query (title, score, snippet, link).")

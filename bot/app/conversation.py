@@ -1,9 +1,11 @@
 """The earlier turns of a conversation, read back from Discord itself (so a restart loses nothing).
 
 A conversation is a reply chain to the bot's answers, a thread the bot started from one of
-its answers, or a DM. Only the bot's own answers become turns: their question is read from
-the title the bot set and the papers they cited from the custom_id of their "More sources"
-button. Messages by anyone else are never trusted for that, so a user cannot forge a turn.
+its answers, or a DM (its newest messages, within DM_WINDOW). Only the bot's own answers
+become turns: their question is read from the title the bot set, the papers they numbered
+(cited, or an abstention's closest) from the custom_id of their "More sources" button, and
+those papers' labels from the fields. Messages by anyone else are never trusted for that,
+so a user cannot forge a turn.
 What a turn means for the next question is decided in retrieval/followup.py.
 """
 
@@ -11,12 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections import OrderedDict
 
 import discord
 
 from bot.app import embeds
-from bot.app.views import ids_from_message
+from bot.app.views import listing_from_message
 from retrieval.followup import MAX_TURNS, Turn, bounded
 
 log = logging.getLogger(__name__)
@@ -32,16 +35,33 @@ def turn_of(message: discord.Message, bot_id: int) -> Turn | None:
     """The turn one of the bot's own answers records, or None for anything else."""
     if message.author.id != bot_id:
         return None
-    ids = ids_from_message(message)
+    listing = listing_from_message(message)
     question = ""
     for embed in message.embeds:
         title = embed.title or ""
         if title.startswith("Q: "):
             question = embeds.unescape(title[3:]).rstrip("…").strip()
             break
-    if not question and ids is None:
+    if not question and listing is None:
         return None
-    return Turn(question=question, cited=ids or ())
+    ids, abstained = listing or ((), False)
+    labels = _labels(message)
+    labels = labels if len(labels) == len(ids) else ()
+    return Turn(question=question, cited=() if abstained else ids, shown=ids if abstained else (), labels=labels)
+
+
+_FIELD = re.compile(r"^\[(\d+)\] (.*?)(?: · score -?[\d.]+)?$")
+
+
+def _labels(message: discord.Message) -> tuple[str, ...]:
+    """The labels of the papers an answer numbered, [1] first, as its fields show them."""
+    labels: list[str] = []
+    for embed in message.embeds:
+        for f in embed.fields:
+            m = _FIELD.match(f.name or "")
+            if m and int(m.group(1)) == len(labels) + 1:
+                labels.append(embeds.unescape(m.group(2)).strip())
+    return tuple(labels)
 
 
 class Conversations:
@@ -149,7 +169,16 @@ class Conversations:
         return turns
 
     async def _dm(self, message: discord.Message) -> list[Turn]:
+        """The newest DM_MESSAGES before `message`, within DM_WINDOW, oldest first.
+
+        `history(before=…)` pages newest first; `after=` would make Discord return the OLDEST messages of
+        the window, so the window's start is applied here instead.
+        """
         since = message.created_at - DM_WINDOW
-        earlier = [m async for m in message.channel.history(limit=DM_MESSAGES, before=message, after=since)]
+        earlier = []
+        async for m in message.channel.history(limit=DM_MESSAGES, before=message):
+            if m.created_at < since:
+                break
+            earlier.append(m)
         earlier.sort(key=lambda m: m.id)
         return [t for m in earlier if (t := self._remember(m)[0]) is not None]

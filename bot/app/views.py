@@ -5,9 +5,11 @@ working after a restart and never times out. A click looks its result up in the 
 memory by the key in the custom_id; after a restart the result is rebuilt from the message
 itself (the question is in its title); what cannot be rebuilt gets a short private note.
 
-    pb:src:<key>:<ids>     More sources; <ids> are the paper ids the answer cited, in order
+    pb:src:<key>:<ids>     More sources; <ids> are the paper ids the answer cited, in order, or
+    pb:src:<key>:~<ids>    for an abstention, the closest papers it listed
                            (the bot reads them back to follow a conversation)
-    pb:share:<key>         Share in channel (private answers)
+    pb:share:<key>         Share in channel (private answers); disabled once the answer is shared, so
+                           the message itself says so, whatever the bot remembers
     pb:thread              Discuss in thread (public answers in a server channel)
     pb:pg:<p|n>:<key>:<page>:<k>:<owner>   Previous / Next through a search
     pb:save:<ids>          Save the papers (an answer's cited ones, or the paper shown) to the user's list
@@ -55,6 +57,11 @@ def cited_ids(answer: Answer) -> tuple[str, ...]:
     return tuple(c.paper_id for c in answer.citations)
 
 
+def listed_ids(answer: Answer) -> tuple[str, ...]:
+    """The papers an answer numbers [1], [2], …: its citations, or the closest papers an abstention lists."""
+    return tuple(h.paper_id for h in answer.hits) if answer.abstained else cited_ids(answer)
+
+
 def _ids_part(ids: tuple[str, ...], room: int) -> str:
     """As many of `ids` as fit in `room` characters, comma-separated, in order; unsafe ids end the list."""
     out: list[str] = []
@@ -65,14 +72,29 @@ def _ids_part(ids: tuple[str, ...], room: int) -> str:
     return ",".join(out)
 
 
-def ids_from_message(message: discord.Message) -> tuple[str, ...] | None:
-    """The cited paper ids the bot stored in one of its answers, or None when it is not an answer of ours."""
+def listing_from_message(message: discord.Message) -> tuple[tuple[str, ...], bool] | None:
+    """(the paper ids one of the bot's answers numbered, whether it abstained), or None for any other message."""
     for row in message.components:
         for child in getattr(row, "children", []):
             m = MoreSources.__discord_ui_compiled_template__.fullmatch(getattr(child, "custom_id", None) or "")
             if m:
-                return tuple(i for i in m.group("ids").split(",") if i)
+                return tuple(i for i in m.group("ids").split(",") if i), bool(m.group("mark"))
     return None
+
+
+def ids_from_message(message: discord.Message) -> tuple[str, ...] | None:
+    """The cited paper ids the bot stored in one of its answers (none for an abstention), or None when it is
+    not an answer of ours."""
+    listing = listing_from_message(message)
+    if listing is None:
+        return None
+    return () if listing[1] else listing[0]
+
+
+def _shared(message: discord.Message) -> bool:
+    """The answer was shared already: its Share button is disabled (the mark survives restarts)."""
+    return any(getattr(child, "disabled", False) and Share.__discord_ui_compiled_template__.fullmatch(
+        getattr(child, "custom_id", None) or "") for row in message.components for child in getattr(row, "children", []))
 
 
 def _title_text(message: discord.Message, prefix: str) -> str | None:
@@ -108,9 +130,9 @@ async def _gone(interaction: discord.Interaction, text: str = messages.RESULT_GO
 
 
 class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
-                  template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<ids>[A-Za-z0-9._,-]*)"):
-    def __init__(self, key: str, ids: tuple[str, ...] = ()) -> None:
-        prefix = f"pb:src:{key}:"
+                  template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<mark>~?)(?P<ids>[A-Za-z0-9._,-]*)"):
+    def __init__(self, key: str, ids: tuple[str, ...] = (), abstained: bool = False) -> None:
+        prefix = f"pb:src:{key}:{'~' if abstained else ''}"
         super().__init__(discord.ui.Button(label="More sources", style=discord.ButtonStyle.secondary,
                                            custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
         self.key = key
@@ -118,7 +140,7 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
                              /) -> MoreSources:
-        return cls(match["key"], tuple(i for i in match["ids"].split(",") if i))
+        return cls(match["key"], tuple(i for i in match["ids"].split(",") if i), bool(match["mark"]))
 
     async def run(self, interaction: discord.Interaction) -> None:
         bot = _bot(interaction)
@@ -138,9 +160,9 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
 
 
 class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:share:(?P<key>[0-9a-f]{8})"):
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, *, disabled: bool = False) -> None:
         super().__init__(discord.ui.Button(label="Share in channel", style=discord.ButtonStyle.primary,
-                                           custom_id=f"pb:share:{key}"))
+                                           custom_id=f"pb:share:{key}", disabled=disabled))
         self.key = key
 
     @classmethod
@@ -151,21 +173,28 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
     async def run(self, interaction: discord.Interaction) -> None:
         bot = _bot(interaction)
         message = interaction.message
-        if message is None or not bot.mark_shared(message.id):
+        # The message says whether it was shared (its Share button is disabled once it is), so a restart
+        # changes nothing; the memory only guards two clicks at once, before the first one's edit lands.
+        if message is None or _shared(message) or not bot.mark_shared(message.id):
             await _gone(interaction, messages.ALREADY_SHARED)
             return
         answer = bot.recall(self.key)
+        listing = listing_from_message(message)
         if isinstance(answer, Answer):
             pages = embeds.answer_pages(answer)
-            ids = cited_ids(answer)
-            hits = bool(answer.hits)
+            ids, abstained, hits = listed_ids(answer), answer.abstained, bool(answer.hits)
         else:  # after a restart: the message itself is the answer
             pages = [embeds.Page(cards=tuple(embeds.card_from(e) for e in message.embeds))]
-            ids = ids_from_message(message) or ()
-            hits = ids_from_message(message) is not None
+            ids, abstained = listing if listing is not None else ((), False)
+            hits = listing is not None
+        # First mark the private answer as shared (its Share button disabled), then post the public copy.
+        await interaction.response.edit_message(
+            view=answer_view(self.key, ids, hits=hits, ephemeral=True, thread=False, abstained=abstained, shared=True),
+            allowed_mentions=NO_MENTIONS)
         by = embeds.escape(messages.SHARED_BY.format(user=interaction.user.display_name))
         pages[0] = embeds.Page(content=by, cards=pages[0].cards)
-        view = answer_view(self.key, ids, hits=hits, ephemeral=False, thread=interaction.guild is not None)
+        view = answer_view(self.key, ids, hits=hits, ephemeral=False, thread=interaction.guild is not None,
+                           abstained=abstained)
         await respond(interaction, pages, ephemeral=False, view=view)
 
 
@@ -305,15 +334,17 @@ class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
                         search_view(self.key, result, page, self.k, owner))
 
 
-def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, thread: bool) -> discord.ui.View | None:
-    """More sources (when retrieval found papers), Share (private answers), Discuss in thread (public, in a server)."""
+def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, thread: bool,
+                abstained: bool = False, shared: bool = False) -> discord.ui.View | None:
+    """More sources (when retrieval found papers), Share (private answers; disabled once `shared`), Discuss in
+    thread (public, in a server). `ids`: the papers the answer numbered (an abstention's closest: `abstained`)."""
     view = discord.ui.View(timeout=None)
     if hits:
-        view.add_item(MoreSources(key, ids))
-    if can_save(ids):
+        view.add_item(MoreSources(key, ids, abstained))
+    if not abstained and can_save(ids):  # an abstention's closest papers are no answer to save
         view.add_item(SavePapers(ids))
     if ephemeral:
-        view.add_item(Share(key))
+        view.add_item(Share(key, disabled=shared))
     elif thread:
         view.add_item(DiscussInThread())
     return view if view.children else None
@@ -323,7 +354,8 @@ def view_for_answer(bot: BotSeam, answer: Answer, *, ephemeral: bool, thread: bo
     """Remembers `answer` for its buttons and builds them."""
     key = new_key()
     bot.remember(key, answer)
-    return answer_view(key, cited_ids(answer), hits=bool(answer.hits), ephemeral=ephemeral, thread=thread)
+    return answer_view(key, listed_ids(answer), hits=bool(answer.hits), ephemeral=ephemeral, thread=thread,
+                       abstained=answer.abstained)
 
 
 def search_view(key: str, result: SearchResult, page: int, k: int, owner: int) -> discord.ui.View | None:

@@ -63,7 +63,7 @@ def message_problems(body: dict) -> list[str]:
                   + sum(len(f["name"]) + len(f["value"]) for f in e.get("fields") or []))
     if total > DISCORD.TOTAL:
         problems.append(f"embeds total {total}")
-    if not content and not embeds:
+    if not content and not embeds and ("content" in body or "embeds" in body):  # (an edit may change only buttons)
         problems.append("empty message")
     mentions = body.get("allowed_mentions")
     if (not isinstance(mentions, dict) or mentions.get("parse") != [] or mentions.get("users")

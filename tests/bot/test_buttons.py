@@ -45,11 +45,15 @@ async def test_every_button_works_after_a_restart(make_bot):
     sources = more.messages[-1]
     assert sources["embeds"][0]["title"] == f"Sources for: {QUESTION}"
     assert field_numbers(sources)[:2] == ["[1]", "[2]"] and "BMT" in sources["embeds"][0]["fields"][0]["name"]
-    # Share: the private answer, now in the channel, with its buttons
-    [share] = shared.calls
-    assert share.callback_type == 4 and not share.json["data"].get("flags", 0) & 64
-    assert share.json["data"]["content"] == "Shared by Alice"
-    assert share.json["data"]["embeds"] == private["embeds"]
+    # Share: the private answer marked as shared (its Share button disabled), then posted in the channel
+    mark, share = shared.calls
+    assert mark.callback_type == 7
+    [share_button] = [c for row in mark.json["data"]["components"] for c in row["components"]
+                      if c["label"] == "Share in channel"]
+    assert share_button["disabled"] is True
+    assert share.method == "POST" and not share.json.get("flags", 0) & 64
+    assert share.json["content"] == "Shared by Alice"
+    assert share.json["embeds"] == private["embeds"]
     assert buttons(shared.messages[-1]) == ["More sources", "Save", "Discuss in thread"]
     # Next: acknowledged at once, the search run again from its title, and the same message moves to page 2
     ack, page = nxt.calls
@@ -100,7 +104,7 @@ async def test_a_failing_button_tells_the_clicker(make_bot, stub_library, monkey
     answer = (await h.slash("ask", question=QUESTION)).messages[-1]
     h = await h.restart(make_bot())
 
-    def broken(query, k=None):
+    def broken(query, k=None, filters=None):
         raise RuntimeError("store exploded")
 
     monkeypatch.setattr(stub_library, "search", broken)

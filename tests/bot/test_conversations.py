@@ -12,6 +12,7 @@ import discord
 import pytest
 
 from bot.app import messages as bot_messages
+from bot.app import conversation
 from bot.app.conversation import turn_of
 from bot.chat import run_repl
 from bot.harness import CHANNEL_ID, Harness
@@ -82,7 +83,7 @@ async def test_follow_up_after_a_restart_reads_the_reply_chain_from_discord(make
     assert len([c for c in again.calls if c.method == "GET"]) == 1
     # Two turns up the chain: the answer to "which of these…", the reply that asked it (fetched), then the
     # first answer and its question (already fetched: cached).
-    assert library.searches[-1] == "sparse masks uses GRPO? for vision models?"
+    assert library.searches[-1] == "sparse masks which of these uses GRPO? for vision models?"
     assert len([c for c in deeper.calls if c.method == "GET"]) == 1
 
 
@@ -116,7 +117,7 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
     finally:
         await h.stop()
     # The restarted bot read the thread from Discord: its starter answer and the answer in the thread.
-    assert library.searches[2] == "sparse masks uses GRPO? for vision models?"
+    assert "sparse masks which of these uses GRPO? for vision models?" in library.searches
     assert cited(answer_of(vision))[:2] == ["GRPO-Masks", "Vision-Masks"]
     assert cited(answer_of(second)) == ["Vision-Masks"]  # [2] of the latest answer
     for ex in (start, again, which, vision, second):
@@ -184,8 +185,9 @@ async def test_ask_paperbot_context_menu_answers_a_message_privately_with_share(
         shared = await h.click(answer, "Share in channel")
         empty = await h.message_command(bot_messages.CONTEXT_MENU,
                                         h.payloads.message_payload("\u200b", user=BOB, dm=False))
-    assert shared.calls[0].callback_type == 4 and not shared.calls[0].json["data"].get("flags", 0) & 64
-    assert shared.calls[0].json["data"]["content"] == "Shared by Alice"
+    mark, public = shared.calls
+    assert mark.callback_type == 7 and not public.json.get("flags", 0) & 64
+    assert public.json["content"] == "Shared by Alice"
     assert empty.calls[0].json["data"]["content"] == bot_messages.EMPTY_MESSAGE
     assert empty.calls[0].json["data"]["flags"] == 64
     assert_calls_ok(ex.calls + shared.calls + empty.calls)
@@ -225,3 +227,78 @@ async def test_no_permission_to_start_a_thread_is_said_privately(make_bot, libra
     assert ex.calls[-1].json["content"] == bot_messages.THREAD_FORBIDDEN
     assert ex.messages[-1]["flags"] & 64
     assert_calls_ok(ex.calls)
+
+
+# -- the three Discord defects of issue 20 ----------------------------------------------------------------------
+
+async def test_a_long_dm_follows_its_newest_answers(make_bot, library):
+    """DM history is read newest first (`before=`, then reversed): after 11 exchanges "the first one" is the
+    latest answer's [1], not one from ten exchanges ago (`after=` returns the window's oldest messages)."""
+    words = ["alpha", "bravo", "charlie", "delta", "foxtrot", "hotel", "india", "juliet", "lima", "oscar", "papa"]
+    for i, word in enumerate(words):
+        library.records.append(Paper(paper_id=f"d{i}", source="days.txt", position=i + 1, label=f"Day-{word}",
+                                     abstract=f"Field notes about {word} sightings. Counts of {word} per hour."))
+    async with Harness(make_bot(DISCORD_RATE_LIMIT="100")) as h:
+        answers = [answer_of(await h.dm(f"which papers count {word} sightings?")) for word in words]
+        assert [cited(a)[0] for a in answers] == [f"Day-{w}" for w in words]
+        first = await h.dm("tell me more about the first one")
+        history_calls = [c for c in first.calls if c.method == "GET" and c.path == "/channels/{channel_id}/messages"]
+    assert cited(answer_of(first)) == ["Day-papa"]
+    assert history_calls and all("after" not in (c.params or {}) for c in history_calls)
+    assert history_calls[0].params.get("before")
+
+
+async def test_a_dm_after_a_long_pause_starts_afresh(make_bot, library):
+    import datetime as dt
+    import itertools
+
+    async with Harness(make_bot()) as h:
+        await h.dm("sparse masks")
+        later = dt.datetime.now(dt.timezone.utc) + conversation.DM_WINDOW + dt.timedelta(minutes=1)
+        h.payloads._ids = itertools.count(discord.utils.time_snowflake(later))  # the next DM comes after a pause
+        second = await h.dm("[2]")
+        again = await h.dm("[2]")  # and within the window of that one, it follows it
+    assert library.searches[-2] == "[2]"  # nothing earlier in the window: asked as it is
+    assert answer_of(second)["embeds"] and answer_of(again)["embeds"]
+
+
+async def test_share_is_idempotent_across_restarts(make_bot, library):
+    h = Harness(make_bot())
+    await h.start()
+    try:
+        private = answer_of(await h.slash("ask", question="sparse masks", private=True))
+        first = await h.click(private, "Share in channel")
+        h = await h.restart(make_bot())  # nothing in memory says it was shared
+        marked = h.messages[int(private["id"])]  # the private answer as Discord now shows it
+        again = await h.click(marked, "Share in channel")
+        stale = await h.click(private, "Share in channel")  # a client still showing the old buttons
+    finally:
+        await h.stop()
+    public = [m for m in first.messages if not m.get("flags", 0) & 64]
+    assert len(public) == 1 and public[0]["content"] == "Shared by Alice"
+    [share] = [c for row in marked["components"] for c in row["components"] if c["label"] == "Share in channel"]
+    assert share["disabled"] is True
+    for ex in (again, stale):
+        assert all(m.get("flags", 0) & 64 for m in ex.messages)  # nothing public the second time
+        assert ex.calls[-1].json["data"]["content"] == bot_messages.ALREADY_SHARED
+    assert_calls_ok(first.calls + again.calls)
+
+
+async def test_ask_paperbot_on_a_bot_answer_asks_its_question(make_bot, library):
+    async with Harness(make_bot()) as h:
+        answer = answer_of(await h.mention("sparse masks for vision"))
+        assert not answer["content"]  # the bot's text is in its embeds
+        ex = await h.message_command(bot_messages.CONTEXT_MENU, answer)
+        card = {"id": str(h.payloads.next_id()), "channel_id": str(CHANNEL_ID), "guild_id": answer["guild_id"],
+                "author": {**BOB, "bot": True}, "content": "", "timestamp": answer["timestamp"],
+                "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
+                "mention_roles": [], "attachments": [], "pinned": False, "type": 0, "flags": 0, "components": [],
+                "embeds": [{"type": "rich", "title": "Weekly digest",
+                            "description": "continuous numerical coordinates for visual reasoning"}]}
+        h.rest.store(card)
+        other = await h.message_command(bot_messages.CONTEXT_MENU, card)
+    reply = answer_of(ex)
+    assert reply["embeds"][0]["title"] == "Q: sparse masks for vision" and cited(reply)[0] == "Vision-Masks"
+    assert answer_of(other)["embeds"][0]["title"].startswith("Q: Weekly digest continuous numerical")
+    assert cited(answer_of(other))[0] == "NV-CoT"
+    assert_calls_ok(ex.calls + other.calls)

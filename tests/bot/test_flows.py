@@ -51,11 +51,11 @@ async def test_private_ask_is_ephemeral_and_can_be_shared(make_bot):
         assert buttons(answer_msg) == ["More sources", "Save", "Share in channel"]
 
         shared = await h.click(answer_msg, "Share in channel")
-        [call] = shared.calls
-        assert call.callback_type == 4
-        assert not call.json["data"].get("flags", 0) & 64  # visible to the channel
-        assert call.json["data"]["content"] == "Shared by Alice"
-        assert call.json["data"]["embeds"] == answer_msg["embeds"]
+        mark, call = shared.calls
+        assert mark.callback_type == 7  # the private answer: its Share button disabled
+        assert not call.json.get("flags", 0) & 64  # visible to the channel
+        assert call.json["content"] == "Shared by Alice"
+        assert call.json["embeds"] == answer_msg["embeds"]
         again = await h.click(answer_msg, "Share in channel")
     assert again.calls[0].json["data"]["content"] == bot_messages.ALREADY_SHARED
     assert again.calls[0].json["data"]["flags"] == 64

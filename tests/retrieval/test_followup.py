@@ -4,31 +4,48 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.followup import FollowUp, Turn, best_sentence, bounded, resolve
+from retrieval.followup import FollowUp, Turn, best_sentence, bounded, code_sentence, resolve
 from retrieval.qa import scoped_search
 from tests.bot.conftest import StubLibrary
 
 TOPIC = "how do people fine-tune by masking weights?"
-EARLIER = [Turn(TOPIC, ("pA", "pB", "pC"))]
+EARLIER = [Turn(TOPIC, ("pA", "pB", "pC"), labels=("BMT", "Novel red teaming paradigm designed to maximize expected…",
+                                                    "NV-CoT"))]
+ABOUT_ONE = [Turn("What is NV-CoT?", ("pN",), labels=("NV-CoT",))]
+ABSTAINED = [Turn("which papers are about LLM safety?", (), shown=("pS", "pT", "pU"))]
 
 
 @pytest.mark.parametrize("question, query, papers, pinned", [
-    # numbered references scope to the papers named, each cited
+    # explicit references scope to the papers named, each cited; a reference alone is searched with the topic
     ("[2]", TOPIC, ("pB",), True),
     ("tell me more about the second paper", TOPIC, ("pB",), True),
     ("compare 1 and 3", TOPIC, ("pA", "pC"), True),
+    ("Compare 2 and 3.", TOPIC, ("pB", "pC"), True),  # the period does not hide the 3
+    ("how do 1 and 2 differ?", TOPIC, ("pA", "pB"), True),
     ("paper 3 vs paper 1", TOPIC, ("pC", "pA"), True),
-    ("what does [3] measure on ImageNet?", "what does measure on ImageNet?", ("pC",), True),
     ("the last one", TOPIC, ("pC",), True),
-    # "it", "they", "these": the papers cited last, retrieval decides which answer
-    ("which of these uses GRPO?", "uses GRPO?", ("pA", "pB", "pC"), False),
-    ("does it use RL?", "does use RL?", ("pA", "pB", "pC"), False),
-    ("do they release code?", "do release code?", ("pA", "pB", "pC"), False),
-    ("that one?", TOPIC, ("pA", "pB", "pC"), False),
-    # elliptical questions are searched with the question they continue
+    ("the first two", TOPIC, ("pA", "pB"), True),
+    # a reference in a question of its own is replaced by the paper's short label: nothing is cut out
+    ("what does [3] measure on ImageNet?", "what does NV-CoT measure on ImageNet?", ("pC",), True),
+    ("what does [2] measure on ImageNet?", "what does [2] measure on ImageNet?", ("pB",), True),  # long label: as asked
+    # Chinese references
+    ("第二篇论文讲了什么？", TOPIC, ("pB",), True),
+    ("前两篇", TOPIC, ("pA", "pB"), True),
+    ("比较 1 和 3", TOPIC, ("pA", "pC"), True),
+    ("比较第一篇和第三篇", TOPIC, ("pA", "pC"), True),
+    ("最后一篇", TOPIC, ("pC",), True),
+    # scope: the papers shown last, retrieval decides which answer
+    ("which of these uses GRPO?", "which of these uses GRPO?", ("pA", "pB", "pC"), False),
+    ("其中哪些使用了 GRPO？", "其中哪些使用了 GRPO？", ("pA", "pB", "pC"), False),
+    ("do they release code?", "do they release code?", ("pA", "pB", "pC"), False),
+    # "it" after an answer citing several papers: the one of them the follow-up matches best
+    ("does it use RL?", "does it use RL?", ("pA", "pB", "pC"), False),
+    # elliptical questions without a topic of their own are searched with the question they continue
     ("and for vision models?", f"{TOPIC} for vision models?", (), False),
-    ("any with code?", f"{TOPIC} with code?", (), False),
     ("what about pruning?", f"{TOPIC} pruning?", (), False),
+    # a topic of its own that shares nothing with the conversation is a fresh question
+    ("And is there any work on optimizing molecules around a fixed scaffold?",
+     "is there any work on optimizing molecules around a fixed scaffold?", (), False),
     # a question of its own is searched as asked
     ("what is visual chain of thought?", "what is visual chain of thought?", (), False),
     ("is it possible to prune LLMs without retraining at all?",
@@ -41,14 +58,56 @@ def test_follow_up_table(question, query, papers, pinned):
     assert (got.query, got.papers, got.pinned) == (query, papers, pinned)
 
 
+@pytest.mark.parametrize("question, query", [
+    ("Does it need big architectural changes?", "Does NV-CoT need big architectural changes?"),
+    ("How big is the dataset it builds?", "How big is the dataset NV-CoT builds?"),
+    ("what are its limitations?", "what are NV-CoT's limitations?"),
+    ("does this method use GRPO?", "does NV-CoT use GRPO?"),
+    ("它需要外部教师模型吗？", "NV-CoT 需要外部教师模型吗？"),
+    ("该方法需要很大的架构改动吗？", "NV-CoT 需要很大的架构改动吗？"),
+])
+def test_a_pronoun_after_a_one_paper_answer_is_that_paper_named_in_the_query(question, query):
+    got = resolve(question, ABOUT_ONE)
+    assert (got.query, got.papers, got.pinned, got.kind) == (query, ("pN",), True, "pronoun")
+
+
+def test_scope_after_an_abstention_is_the_closest_papers_it_listed():
+    for question in ["Which of these release code?", "其中哪些公开了代码？"]:
+        got = resolve(question, ABSTAINED)
+        assert (got.papers, got.pinned, got.code) == (("pS", "pT", "pU"), False, True)
+        assert got.topic == "which papers are about LLM safety?"  # to widen to what the topic retrieves
+    assert resolve("tell me more about [2]", ABSTAINED).papers == ("pT",)
+    assert resolve("does it use RL?", ABSTAINED).papers == ("pS", "pT", "pU")  # "it": one of those listed
+
+
+def test_code_questions_are_about_the_papers_shown():
+    for question in ["any with code?", "is the code available?", "有代码吗？", "有没有公开代码？"]:
+        got = resolve(question, EARLIER)
+        assert got.code and got.papers == ("pA", "pB", "pC") and not got.pinned, question
+    assert not resolve("which code generation models use RL?", EARLIER).code  # a topic of its own
+
+
+def test_an_own_topic_that_overlaps_the_conversation_is_tried_alone_first():
+    got = resolve("What about text-only fine-tuning by masking?", EARLIER)
+    assert got.alone == "text-only fine-tuning by masking?"
+    assert got.query == f"{TOPIC} text-only fine-tuning by masking?"  # if alone retrieves nothing well
+
+
+def test_chinese_ellipsis_joins_or_stands_alone_by_its_own_topic():
+    history = [Turn("reward hacking", ("pA",))]
+    assert resolve("那世界模型呢？", history).query == "reward hacking 世界模型"
+    alone = resolve("那在局部差分隐私下呢？", [Turn("regret bounds for bandits", ("pB",))])
+    assert alone.query == "在局部差分隐私" and not alone.papers
+
+
 def test_without_history_every_question_stands_alone():
-    for q in ["[2]", "compare 1 and 3", "and for vision models?", "does it use RL?"]:
+    for q in ["[2]", "compare 1 and 3", "and for vision models?", "does it use RL?", "第二篇"]:
         assert resolve(q, []) == FollowUp(q, q)
         assert resolve(q, []).standalone
 
 
-def test_references_point_to_the_latest_answer_that_cited_papers():
-    history = [Turn("sparse masks", ("pA", "pB")), Turn("zzzz", ())]  # the last answer abstained
+def test_references_point_to_the_latest_answer_that_listed_papers():
+    history = [Turn("sparse masks", ("pA", "pB")), Turn("zzzz", ())]  # the last answer listed nothing
     assert resolve("[2]", history).papers == ("pB",)
     history = [Turn("sparse masks", ("pA", "pB")), Turn("vision", ("pX", "pY"))]
     assert resolve("[2]", history).papers == ("pY",)
@@ -56,7 +115,17 @@ def test_references_point_to_the_latest_answer_that_cited_papers():
 
 def test_ellipses_chain_back_to_the_question_they_continue():
     history = [Turn("sparse masks", ("pA",)), Turn("and for vision models?", ("pB",))]
-    assert resolve("any with code?", history).query == "sparse masks for vision models? with code?"
+    assert resolve("and in robotics?", history).query == "sparse masks for vision models? in robotics?"
+
+
+def test_code_sentence_finds_the_release_statement_verbatim():
+    abstract = ("We study masks. Experiments show gains. Code, models, and datasets are available at this "
+                "[Github](https://example.org/x).")
+    quote = code_sentence(abstract)
+    assert quote.text.startswith("Code, models, and datasets are available")
+    assert abstract[quote.start:quote.end] == quote.text
+    assert code_sentence("We will release code and data for future research.") is not None
+    assert code_sentence("We encode the pool with a language model. Gains on code and math.") is None
 
 
 def test_history_is_bounded_in_turns_and_characters():

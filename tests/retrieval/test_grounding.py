@@ -162,14 +162,26 @@ def test_rewrite_problem(reply, problem):
 
 @pytest.mark.parametrize("rewrite", ["The answer is no. The answer is no.", "chain-of-thought reasoning<|im_end|>"])
 def test_a_bad_rewrite_is_not_searched_and_the_footer_says_so(library, endpoint, monkeypatch, rewrite):
+    from retrieval.translate import english_query
+
     queries = record_searches(monkeypatch, library)
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
-    assert queries == [QUESTION_ZH] and answer.search_query is None
-    assert answer.notes == (messages.ZH["REWRITE_UNUSABLE"],)
+    # The offline translation stands in for the unusable rewrite, and the footer shows what was searched.
+    assert queries == [english_query(QUESTION_ZH)] and answer.search_query == queries[0]
+    assert "chain-of-thought" in queries[0] and not answer.notes
     from bot.app import embeds
 
-    assert messages.ZH["REWRITE_UNUSABLE"] in embeds.footer_for(answer)
+    assert messages.text("FOOTER_SEARCHED", "zh", query=queries[0]) in embeds.footer_for(answer)
+
+
+def test_a_bad_rewrite_of_a_question_without_chinese_is_searched_as_asked(library, endpoint, monkeypatch):
+    queries = record_searches(monkeypatch, library)
+    question = "Quels modèles utilisent des masques binaires pour le fine-tuning ?"
+    endpoint.enqueue(Reply.answer("The answer is no. The answer is no."), Reply.answer("unused [1]"))
+    answer = ask(library, endpoint, question)
+    assert queries == [question] and answer.search_query is None
+    assert answer.notes == (messages.REWRITE_UNUSABLE,)
 
 
 # -- the whole path, replayed from the loopback server ---------------------------------------------------------

@@ -406,18 +406,31 @@ def record_searches(monkeypatch, library) -> list[str]:
     "The answer to this question is: the method of neural networks is based on the concept of neural networks, "
     "which is a type of machine learning algorithm that uses neural networks to make predictions based on data.",
 ])
-def test_unusable_rewrite_searches_the_question_as_asked(library, endpoint, monkeypatch, rewrite):
+def test_unusable_rewrite_searches_the_offline_translation(library, endpoint, monkeypatch, rewrite):
+    from retrieval.translate import english_query
+
     queries = record_searches(monkeypatch, library)
-    endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
+    endpoint.enqueue(Reply.answer(rewrite), Reply.answer("A grounded answer [1]."))
     answer = ask(library, endpoint, QUESTION_ZH)
-    assert queries == [QUESTION_ZH] and answer.search_query is None
-    assert answer.abstained and len(endpoint.requests) == 1  # abstained: the model is not asked to answer
+    assert queries == [english_query(QUESTION_ZH)] and answer.search_query == queries[0]
+    assert len(endpoint.requests) >= 1 and endpoint.requests[0]["body"]["messages"][0]["content"] == prompts.REWRITE_SYSTEM
 
 
-def test_without_llm_a_non_english_question_is_searched_as_asked(library, monkeypatch):
+def test_without_llm_a_chinese_question_is_searched_in_english(library, monkeypatch):
+    from retrieval.translate import english_query
+
     queries = record_searches(monkeypatch, library)
     answer = asyncio.run(answer_question(library, QUESTION_ZH))
-    assert queries == [QUESTION_ZH] and answer.mode == "extractive" and answer.search_query is None
+    assert queries == [english_query(QUESTION_ZH)] and answer.mode == "extractive"
+    assert answer.search_query == queries[0] and "chain-of-thought" in queries[0]
+    assert not answer.abstained and answer.citations  # the corpus has chain-of-thought papers
+
+
+def test_without_llm_another_language_is_searched_as_asked(library, monkeypatch):
+    queries = record_searches(monkeypatch, library)
+    question = "Comment les modèles sont-ils affinés avec des masques ?"
+    answer = asyncio.run(answer_question(library, question))
+    assert queries == [question] and answer.search_query is None
 
 
 @pytest.mark.parametrize("text, english", [

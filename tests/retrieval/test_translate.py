@@ -1,0 +1,79 @@
+"""Chinese questions searched in English without an LLM: the glossary, the dictionary, segmentation, the search."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from retrieval.followup import Turn
+from retrieval.qa import answer_question, search_follow_up
+from retrieval.translate import english_query, load_glossary, translate_chinese
+
+
+def test_english_and_other_languages_are_left_as_they_are():
+    for text in ["how do people fine-tune by masking weights?", "Comment affiner ?", "", "NV-CoT"]:
+        assert english_query(text) == text
+
+
+@pytest.mark.parametrize("question, words", [
+    ("视频生成如何遵守多个物理规律", ["video generation", "laws of physics"]),  # glossary terms kept whole
+    ("多智能体无奖励探索", ["multi-agent", "reward-free exploration"]),
+    ("什么是 AsyncThink？", ["AsyncThink"]),  # a method name is kept as written
+    ("推理模型（reasoning models）的安全对齐", ["reasoning model", "models", "safety alignment"]),  # both parts
+    ("用 GRPO 训练的视觉定位方法", ["GRPO", "training", "visual grounding"]),
+])
+def test_a_chinese_question_becomes_english_terms(question, words):
+    query = english_query(question)
+    for w in words:
+        assert w in query, (question, query)
+    assert not any("\u4e00" <= c <= "\u9fff" for c in query)
+
+
+def test_words_outside_the_glossary_come_from_cc_cedict():
+    assert translate_chinese("猫") == ["cat"]  # a general word, in no ML glossary
+    assert translate_chinese("什么") == []  # question words are dropped
+
+
+def test_the_glossary_is_reviewed_data_with_a_clear_error_for_a_bad_line():
+    glossary = load_glossary()
+    assert glossary["强化学习"] == "reinforcement learning" and glossary["什么"] == ""
+    assert all(zh.strip() == zh for zh in glossary)
+    with pytest.raises(ValueError, match="line 2: expected 'Chinese<TAB>English'"):
+        load_glossary("# comment\nreinforcement learning\t强化学习\n")
+
+
+@pytest.mark.parametrize("question, label", [
+    ("视频生成如何遵守多个物理规律", "HiPhy"),
+    ("不依赖外部教师模型恢复推理模型安全性的方法", "ThinkSafe"),
+    ("在数据库环境中训练智能体修复 SQL", "BIRD-RL"),
+])
+def test_chinese_questions_find_their_paper_without_an_llm(library, question, label):
+    answer = asyncio.run(answer_question(library, question))
+    assert not answer.abstained and answer.citations[0].label == label
+    assert answer.search_query == english_query(question) and answer.language == "zh"
+
+
+def test_a_chinese_follow_up_to_an_english_conversation(library):
+    first = asyncio.run(answer_question(library, "What is ThinkSafe?"))
+    history = [Turn("What is ThinkSafe?", tuple(c.paper_id for c in first.citations),
+                    labels=tuple(c.label for c in first.citations))]
+    answer = asyncio.run(answer_question(library, "它需要外部教师模型吗？", history=history))
+    assert [c.label for c in answer.citations] == ["ThinkSafe"]
+    assert "teacher" in answer.citations[0].quote and "external" in answer.search_query
+
+
+def test_scope_widens_to_the_topics_papers_and_code_questions_quote_the_release(library):
+    topic = "papers on reinforcement learning with verifiable rewards for reasoning"
+    first = search_follow_up(library, topic)
+    shown = tuple(h.paper_id for h in first.hits if h.relevant)[:3]
+    history = [Turn(topic, shown)]
+    which = search_follow_up(library, "Which of these is about instruction following?", history)
+    assert which.hits[0].label == "IFDecorator" and which.hits[0].paper_id not in shown
+    abstained = search_follow_up(library, "Which papers are about LLM safety and refusing harmful requests?")
+    assert abstained.abstained
+    history = [Turn("Which papers are about LLM safety and refusing harmful requests?", (),
+                    shown=tuple(h.paper_id for h in abstained.hits))]
+    code = search_follow_up(library, "Which of these release code?", history)
+    assert [h.label for h in code.hits if h.relevant] == ["ThinkSafe"]
+    assert "Github" in code.hits[0].snippet
