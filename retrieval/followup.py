@@ -201,6 +201,23 @@ def _code_question(question: str) -> bool:
     return bool(_CODE.search(question)) and not terms(question) - _CODE_STEMS
 
 
+_FRAMING = frozenset("which what who one ones is are was were does do did about of the any there papers paper work works "
+                     "study studies among".split())
+
+
+def _scope_topic(question: str) -> str:
+    """What a scope question asks of the papers, without its framing: "Which of these is about instruction
+    following?" → "instruction following" (the framing would weigh on retrieval's verdict); Chinese is kept
+    as asked (its translation drops question words)."""
+    if _HAN.search(question):
+        return question
+    words = _PLURAL_WEAK.sub(" ", _PLURAL.sub(" ", question)).strip().rstrip("?.!").split()
+    while words and words[0].lower().strip(",") in _FRAMING:
+        words.pop(0)
+    topic = " ".join(words)
+    return topic if content_words(topic) else question
+
+
 def _strip_ellipsis(question: str) -> str:
     return _ZH_ELLIPSIS_END.sub("", _ELLIPSIS_START.sub("", question, count=1)).strip()
 
@@ -307,7 +324,7 @@ def _resolve(question: str, history: Sequence[Turn], earlier: str) -> FollowUp:
             return FollowUp(question, query or question, cited, kind="pronoun", single=True, code=code, topic=earlier)
         plural = True  # the last answer abstained: "it" is one of the papers it listed
     if plural and listed:
-        query = question if own_terms or code else earlier
+        query = _scope_topic(question) if own_terms or code else earlier
         return FollowUp(question, query or question, listed, kind="code" if code else "scope", code=code,
                         topic=earlier)
     if code and listed:  # "any with code?", "is the code available?"

@@ -83,7 +83,7 @@ async def test_follow_up_after_a_restart_reads_the_reply_chain_from_discord(make
     assert len([c for c in again.calls if c.method == "GET"]) == 1
     # Two turns up the chain: the answer to "which of these…", the reply that asked it (fetched), then the
     # first answer and its question (already fetched: cached).
-    assert library.searches[-1] == "sparse masks which of these uses GRPO? for vision models?"
+    assert library.searches[-1] == "sparse masks uses GRPO for vision models?"
     assert len([c for c in deeper.calls if c.method == "GET"]) == 1
 
 
@@ -117,7 +117,7 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
     finally:
         await h.stop()
     # The restarted bot read the thread from Discord: its starter answer and the answer in the thread.
-    assert "sparse masks which of these uses GRPO? for vision models?" in library.searches
+    assert "sparse masks uses GRPO for vision models?" in library.searches
     assert cited(answer_of(vision))[:2] == ["GRPO-Masks", "Vision-Masks"]
     assert cited(answer_of(second)) == ["Vision-Masks"]  # [2] of the latest answer
     for ex in (start, again, which, vision, second):

@@ -35,9 +35,9 @@ ABSTAINED = [Turn("which papers are about LLM safety?", (), shown=("pS", "pT", "
     ("比较第一篇和第三篇", TOPIC, ("pA", "pC"), True),
     ("最后一篇", TOPIC, ("pC",), True),
     # scope: the papers shown last, retrieval decides which answer
-    ("which of these uses GRPO?", "which of these uses GRPO?", ("pA", "pB", "pC"), False),
+    ("which of these uses GRPO?", "uses GRPO", ("pA", "pB", "pC"), False),  # without the framing, still readable
     ("其中哪些使用了 GRPO？", "其中哪些使用了 GRPO？", ("pA", "pB", "pC"), False),
-    ("do they release code?", "do they release code?", ("pA", "pB", "pC"), False),
+    ("do they release code?", "release code", ("pA", "pB", "pC"), False),
     # "it" after an answer citing several papers: the one of them the follow-up matches best
     ("does it use RL?", "does it use RL?", ("pA", "pB", "pC"), False),
     # elliptical questions without a topic of their own are searched with the question they continue
