@@ -50,7 +50,6 @@ class StubLibrary:
         self.ingests = 0
         self.searches: list[str] = []
         self.filters: list = []
-        self.embedder = HashEmbedder()  # PaperLibrary's embedder (LLM answers are grounded with it)
 
     def search(self, query: str, k: int | None = None, filters=None, within=None) -> SearchResult:
         self.searches.append(query)
