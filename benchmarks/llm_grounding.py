@@ -38,8 +38,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from retrieval import grounding  # noqa: E402
-from retrieval.grounding import Passage  # noqa: E402
 from retrieval.checks import judge_reply  # noqa: E402
+from retrieval.grounding import Passage  # noqa: E402
 
 RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"

@@ -107,7 +107,7 @@ def main() -> int:
             for query in docs:
                 others = set(docs) - {query}
                 for mode in MODES:
-                    top = [s.paper_id for s in lib.retriever.similar(query, K, mode=mode)]
+                    top = [s.paper_id for s in lib.similarity.similar(query, K, mode=mode)]
                     found = len(others & set(top))
                     recall[mode].append(found / len(others))
                     hit[mode].append(1.0 if found else 0.0)

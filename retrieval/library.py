@@ -22,6 +22,7 @@ from paperbot.records import Paper
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
+from retrieval.similar import Similarity
 from retrieval.types import SearchResult, Similar
 from retrieval.view import view_file
 
@@ -50,6 +51,7 @@ class Library:
         self._store: Store | None = Store(settings.store, self.embedder.name, self.embedder.dimension)
         self.retriever = Retriever(self._store, self.embedder, settings.retrieval,
                                    view_file=view_file(self._store, settings.cache_dir))
+        self.similarity = Similarity(self.retriever)
 
     @property
     def store(self) -> Store:
@@ -109,11 +111,11 @@ class Library:
 
     def similar(self, paper_id: str, k: int = 10) -> list[Similar] | None:
         """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""
-        return self.retriever.similar(paper_id, k)
+        return self.similarity.similar(paper_id, k)
 
     def related(self, text: str, k: int = 10) -> list[Similar]:
         """The papers closest to a pasted text (the abstract of the lab's own project)."""
-        return self.retriever.related(text, k)
+        return self.similarity.related(text, k)
 
     def browse(self, filters: Filters) -> list[Paper]:
         """Every paper passing `filters` (an author's papers, an area's papers), orals first."""

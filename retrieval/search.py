@@ -1,4 +1,5 @@
-"""Hybrid retrieval: dense (Chroma) + keyword (BM25) fused per paper, with verbatim snippets.
+"""Hybrid retrieval: dense (Chroma) + keyword (BM25) fused per paper, with verbatim snippets
+(papers like a paper or a text: retrieval/similar.py).
 
 Fusion: each signal is taken per paper as the best score of its chunks, turned
 into a z-score over the candidate papers (the union of both signals' top
@@ -15,29 +16,27 @@ The thresholds come from benchmarks/calibrate_abstention.py.
 from __future__ import annotations
 
 import logging
-import re
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ingest.chunk import chunk_text
 from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
-from paperbot.records import Paper, indexed_text, paper_id_of
+from paperbot.records import Paper, paper_id_of
 from paperbot.settings import RetrievalSettings
 from paperbot.text import split_sentences
 from retrieval.filters import Filters, no_match_notice, select
-from retrieval.keyword import KeywordIndex, content_tokens, tokenize
+from retrieval.keyword import content_tokens, tokenize
 from retrieval.snippets import answering, best_answer, question_terms, quotes_of, score_sentences
-from retrieval.types import Hit, Quote, SearchResult, Similar
+from retrieval.types import Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
 
-__all__ = ["CorpusView", "RankedPaper", "Retriever", "key_terms", "surface_forms"]
+__all__ = ["CorpusView", "RankedPaper", "Retriever"]
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +44,6 @@ CANDIDATES = 100
 # A filter that keeps at least this share of the papers (posters, a big track) searches the vector index and
 # drops the rest: scoring nearly every chunk exactly from its float16 vector costs more than the query itself.
 BROAD_FILTER = 0.5
-KEY_TERMS = 30  # distinctive terms of a paper that make the BM25 side of a similar-papers query
-SHARED_TERMS = 6  # shown as the reason a paper is similar
-RELATED_MAX_CHARS = 8000
 MAX_QUERY_CHARS = 2000
 # Papers whose sentence vectors are kept in memory for snippets (float16, about 8 KB each); reading them
 # from the store costs about 30 ms per answer at 20,000 papers.
@@ -254,54 +250,6 @@ class Retriever:
         view = self.view()
         return select(list(view.papers.values()), filters, view.filter_index)
 
-    # -- papers like a paper, or like a pasted abstract ------------------------------------------------
-
-    def similar(self, paper_id: str, k: int = 10, mode: str = "hybrid") -> list[Similar] | None:
-        """The papers nearest to one stored paper, best first (None when there is no such paper).
-
-        The paper's own chunk vectors (averaged) search the vector index; its most
-        distinctive terms are the BM25 query; both are fused as in `rank`.
-        """
-        view = self.view()
-        paper = view.papers.get(paper_id)
-        if paper is None:
-            return None
-        chunk_idx = np.flatnonzero(view.chunk_paper_idx == view.paper_index[paper_id])
-        vectors = list(self.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]).values())
-        if not vectors:  # removed since the view was built
-            return None
-        qvec = _unit(np.asarray(vectors, dtype=np.float32).mean(axis=0))
-        text = indexed_text(paper.title, paper.abstract, paper.keywords)
-        return self._like(view, text, qvec, k, exclude=paper_id, mode=mode)
-
-    def related(self, text: str, k: int = 10, mode: str = "hybrid") -> list[Similar]:
-        """The papers closest to a text such as the abstract of the lab's own project."""
-        text = " ".join(text.split())[:RELATED_MAX_CHARS]
-        if not text:
-            return []
-        view = self.view()
-        if not view.papers:
-            raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
-        pieces = [c.text for c in chunk_text(text, max_tokens=int(self.embedder.max_tokens * 0.8),
-                                            count_tokens=self.embedder.count_tokens)] or [text]
-        qvec = _unit(np.asarray(self.embedder.encode(pieces), dtype=np.float32).mean(axis=0))
-        return self._like(view, text, qvec, k, exclude=None, mode=mode)
-
-    def _like(self, view: CorpusView, text: str, qvec: np.ndarray, k: int, exclude: str | None,
-              mode: str) -> list[Similar]:
-        terms = key_terms(view.keyword, text)
-        ranked = self.rank(text, depth=max(CANDIDATES, k + 1), query_vector=qvec, view=view, mode=mode,
-                           query_tokens=list(terms))
-        ranked = [r for r in ranked if r.paper_id != exclude][:k]
-        surface = surface_forms(text)
-        out = []
-        for r in ranked:
-            other = view.papers[r.paper_id]
-            theirs = set(tokenize(indexed_text(other.title, other.abstract, other.keywords)))
-            shared = [surface.get(t, t) for t in terms if t in theirs][:SHARED_TERMS]
-            out.append(Similar(paper=other, score=r.score, shared_terms=tuple(dict.fromkeys(shared)), dense=r.dense))
-        return out
-
     def is_relevant(self, r: RankedPaper) -> bool:
         """The rule for a paper with no sentence to judge (no abstract yet): its best chunk, title included."""
         return r.dense >= self.settings.min_dense or r.lexical >= self.settings.min_lexical
@@ -364,23 +312,6 @@ class Retriever:
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
                             answer=best_answer(sentences)))
         return hits
-
-
-def key_terms(keyword: KeywordIndex, text: str, n: int = KEY_TERMS) -> list[str]:
-    """The text's most distinctive indexed terms (frequency × IDF), best first."""
-    counts = Counter(t for t in content_tokens(text) if keyword.idf(t) > 0 and keyword.df(t) > 0)
-    ranked = sorted(counts, key=lambda t: (-counts[t] * keyword.idf(t), t))
-    return ranked[:n]
-
-
-def surface_forms(text: str) -> dict[str, str]:
-    """Index token → the word as the text writes it ("diffus" → "diffusion"; acronyms keep their case)."""
-    out: dict[str, str] = {}
-    for m in re.finditer(r"[^\W_]+(?:[-'][^\W_]+)*", text):
-        word = m.group(0)
-        for tok in tokenize(word):
-            out.setdefault(tok, word if sum(c.isupper() for c in word) >= 2 else word.lower())
-    return out
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
