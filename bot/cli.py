@@ -1,6 +1,6 @@
 """The `paperbot` command: argument parsing and dispatch. Services are built by bot/runtime.py.
 
-    paperbot ingest [PATH ...]          ingest files or folders (default: the bundled corpus)
+    paperbot ingest [--strict] [PATH ...] ingest files or folders (default: the bundled corpus)
     paperbot search [QUERY] --json      papers for a query (no QUERY: one query per stdin line)
     paperbot ask QUESTION [--json]      a cited answer (search and ask take --author --area --type --track --keyword)
     paperbot papers --author NAME       an author's papers (or --area, --type, --track, --keyword)
