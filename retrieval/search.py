@@ -85,10 +85,18 @@ class Retriever:
         view = self._view
         if view is not None and view.version == version:
             return view
-        with self._view_lock:
+        if view is not None and not self._view_lock.acquire(blocking=False):
+            # Another thread is building the new version's view (seconds at conference scale): searches
+            # beside it answer from the current one instead of each holding a worker thread while they wait.
+            return view
+        if view is None:
+            self._view_lock.acquire()
+        try:
             if self._view is None or self._view.version != version:
                 self._view = self._open_view(version)
             return self._view
+        finally:
+            self._view_lock.release()
 
     def _open_view(self, version: str) -> CorpusView:
         """The saved view when it is this version's, else one built from the store (and saved)."""

@@ -116,8 +116,8 @@ class PaperBot(discord.Client):
         self._papers_version = ""
         self._papers_checked = 0.0
         self._papers_reload: asyncio.Task | None = None
-        self._facets: tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]] | None = None
-        self._facets_build: tuple[list[Paper], asyncio.Future] | None = None
+        # Made from the paper list (facets, autocomplete indexes): name -> ((papers, value) made, (papers, task) making)
+        self._derived: dict[str, tuple[tuple[list[Paper], object] | None, tuple[list[Paper], asyncio.Future] | None]] = {}
         self.tree = PaperTree(
             self,
             allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
@@ -260,20 +260,37 @@ class PaperBot(discord.Client):
         return await asyncio.to_thread(chooser, typed)
 
     async def _facet_cache(self) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
-        papers = await self.papers()
-        if self._facets is None or self._facets[0] is not papers:
-            if self._facets_build is None or self._facets_build[0] is not papers:
-                def build() -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
-                    counts = facets(papers)
-                    return papers, counts, {name: Choices(c) for name, c in counts.items()}
+        def build(papers: list[Paper]) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
+            counts = facets(papers)
+            return papers, counts, {name: Choices(c) for name, c in counts.items()}
 
-                self._facets_build = (papers, asyncio.ensure_future(asyncio.to_thread(build)))
-            task = self._facets_build[1]
-            if self._facets is not None:  # as for the paper list: the current choices while new ones are made
-                await asyncio.wait([task], timeout=PAPERS_RELOAD_WAIT)
-            if self._facets is None or task.done():
-                self._facets = await task
-        return self._facets
+        return await self._of_papers("facets", build)
+
+    async def paper_choices(self, typed: str) -> list[tuple[str, str]]:
+        """Paper autocomplete, (name, value) pairs; matched off the event loop over a per-list index."""
+        chooser = await self._of_papers("paper_choices", embeds.PaperChoices)
+        return await asyncio.to_thread(chooser, typed)
+
+    async def _of_papers(self, name: str, build):
+        """What `build(papers)` makes of the current paper list, made in a thread once per list.
+
+        While a new list's is being made, the previous one serves (after waiting at most
+        PAPERS_RELOAD_WAIT), as for the paper list itself.
+        """
+        papers = await self.papers()
+        done, making = self._derived.get(name, (None, None))
+        if done is not None and done[0] is papers:
+            return done[1]
+        if making is None or making[0] is not papers:
+            making = (papers, asyncio.ensure_future(asyncio.to_thread(build, papers)))
+            self._derived[name] = (done, making)
+        if done is not None:
+            await asyncio.wait([making[1]], timeout=PAPERS_RELOAD_WAIT)
+            if not making[1].done():
+                return done[1]
+        value = await making[1]
+        self._derived[name] = ((papers, value), None)
+        return value
 
     async def plan(self, text: str, k: int, day: str = "") -> Plan:
         """The plan of the papers a topic (or a pasted abstract) finds."""
@@ -372,17 +389,20 @@ class PaperBot(discord.Client):
         self._papers_checked = float("-inf")
 
     async def find_paper(self, typed: str) -> Paper | None:
+        """The paper with this id or label, else the best autocomplete match (looked up off the event loop)."""
         papers = await self.papers()
         needle = typed.strip().lower()
-        for p in papers:
-            if p.paper_id.lower() == needle:
-                return p
-        for p in papers:
-            if p.label.lower() == needle:
-                return p
-        choices = embeds.paper_choices(papers, typed)
+
+        def exact() -> Paper | None:
+            return next((p for p in papers if p.paper_id.lower() == needle), None) or \
+                next((p for p in papers if p.label.lower() == needle), None)
+
+        found = await asyncio.to_thread(exact)
+        if found is not None:
+            return found
+        choices = await self.paper_choices(typed)
         if choices:
-            return next(p for p in papers if p.paper_id == choices[0][1])
+            return next((p for p in papers if p.paper_id == choices[0][1]), None)
         return None
 
     # -- direct messages and mentions ----------------------------------------------------------

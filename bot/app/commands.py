@@ -160,8 +160,8 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
 
 
 async def paper_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    papers = await _bot(interaction).papers()
-    return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
+    found = await _bot(interaction).paper_choices(current)
+    return [app_commands.Choice(name=name, value=value) for name, value in found]
 
 
 def _values_autocomplete(field: str):

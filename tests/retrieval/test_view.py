@@ -220,3 +220,19 @@ def test_every_paper_field_survives_the_file_nested_slots_included(tmp_path):
     loaded = CorpusView.load(tmp_path / "v.bin", "v1", "embedded/papers")
     assert loaded.papers == view.papers
     assert isinstance(loaded.papers["p:1"].slots[0], Slot) and isinstance(loaded.papers["p:1"].authors, tuple)
+
+
+def test_searches_beside_a_rebuild_answer_from_the_current_view(lib, tmp_path):
+    """While one thread builds the new version's view, others do not wait for it (a bot's worker threads)."""
+    lib.search("sparse masks")
+    before = lib.retriever.view()
+    lib.ingest([shapes.write_json(tmp_path / "c" / "flat.json", [
+        {"id": "new", "title": "Ocean currents", "abstract": "We model ocean currents with neural operators."}])])
+    done: list = []
+    with lib.retriever._view_lock:  # as the thread building the new view holds it
+        t = threading.Thread(target=lambda: done.append(lib.search("ocean currents neural operators")))
+        t.start()
+        t.join(30)
+        assert done and lib.retriever.view() is before
+    assert "new" not in {h.paper_id for h in done[0].hits}  # the view it had
+    assert [h.paper_id for h in lib.search("ocean currents neural operators").hits][:1] == ["new"]
