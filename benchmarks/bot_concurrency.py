@@ -3,7 +3,7 @@
 Prints the maximum event-loop lag (goal: ≤ 100 ms) and answer latency p50/p95.
 Not a test: numbers depend on the machine.
 
-    .venv/bin/python benchmarks/bot_concurrency.py [--questions 20] [--concurrency N]
+    .venv/bin/python -m benchmarks.bot_concurrency [--questions 20] [--concurrency N]
 """
 
 from __future__ import annotations
@@ -12,18 +12,15 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.app.client import PaperBot  # noqa: E402
-from bot.harness import Harness  # noqa: E402
-from bot.runtime import open_services  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
+from benchmarks.common import REPO, percentile
+from bot.app.client import PaperBot
+from bot.harness import Harness
+from bot.runtime import open_services
+from paperbot.settings import Settings
 
 
 def questions(n: int) -> list[str]:
@@ -42,10 +39,6 @@ async def lag_monitor(stop: asyncio.Event, interval: float = 0.01) -> float:
         worst = max(worst, loop.time() - t - interval)
     return worst
 
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
 
 
 async def run(n: int, concurrency: int | None) -> None:
@@ -75,7 +68,7 @@ async def run(n: int, concurrency: int | None) -> None:
     print(f"questions: {n}  concurrency cap: {settings.discord.max_concurrency}  answered with citations: {answered}")
     print(f"max event-loop lag: {lag * 1000:.1f} ms (goal <= 100 ms)")
     print(f"defer (first response): max {max(defer) * 1000:.1f} ms")
-    print(f"answer latency: p50 {statistics.median(latency):.2f} s  p95 {pct(latency, 0.95):.2f} s  "
+    print(f"answer latency: p50 {statistics.median(latency):.2f} s  p95 {percentile(latency, 95):.2f} s  "
           f"max {max(latency):.2f} s  wall {wall:.2f} s")
 
 

@@ -17,7 +17,7 @@ questions, among the pairs that answer at least --target of the bundled question
 the same choice made on half of the labelled questions is then scored on the other
 half, to show how much the numbers owe to calibrating on the set itself.
 
-    .venv/bin/python benchmarks/calibrate_abstention.py [--target 0.95]
+    .venv/bin/python -m benchmarks.calibrate_abstention [--target 0.95]
 """
 
 from __future__ import annotations
@@ -27,16 +27,12 @@ import json
 import sys
 import tempfile
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from benchmarks.extractive_bench import DATA, corpus_library, load_set, offtopic, search_for  # noqa: E402
-from retrieval.answer import MAX_CITED_PAPERS  # noqa: E402
-from retrieval.snippets import COVERAGE_WEIGHT, answering  # noqa: E402
+from benchmarks.extractive_bench import DATA, corpus_library, load_set, offtopic, search_for
+from retrieval.answer import MAX_CITED_PAPERS
+from retrieval.snippets import COVERAGE_WEIGHT, answering
 
 GRID_MIN = np.round(np.arange(0.50, 1.301, 0.025), 3)
 GRID_MARGIN = (0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 3.0)

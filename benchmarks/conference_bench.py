@@ -1,6 +1,6 @@
 """A NeurIPS-size run: a generated conference program ingested, then the bot under load, then a soak.
 
-The program is the conference site's JSON (the shape `tests/shapes.py` documents):
+The program is the conference site's JSON (the shape `benchmarks/shapes.py` documents):
 N papers with titles, 2-6 authors drawn from a few thousand invented names, one of
 24 areas, oral/spotlight/poster, two tracks. Abstracts are recombined from real
 sentences (the bundled corpus and BEIR SciFact), 1,000-1,900 characters like a
@@ -20,8 +20,8 @@ Measured, printing numbers:
      (`--plot LABEL=CSV ...` draws several soaks' CSVs in one picture).
      Steps 3 and 4 run in a separate bot process so its memory is the bot's own.
 
-    .venv/bin/python benchmarks/conference_bench.py --papers 6000 --workdir /tmp/conf --soak-minutes 20
-    .venv/bin/python benchmarks/conference_bench.py --workdir /tmp/conf --skip-ingest   # reuse the store
+    .venv/bin/python -m benchmarks.conference_bench --papers 6000 --workdir /tmp/conf --soak-minutes 20
+    .venv/bin/python -m benchmarks.conference_bench --workdir /tmp/conf --skip-ingest   # reuse the store
 """
 
 from __future__ import annotations
@@ -39,12 +39,10 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from benchmarks.bot_concurrency import lag_monitor, pct  # noqa: E402
-from benchmarks.scale_bench import sentence_pool  # noqa: E402
-from tests.shapes import program_entry  # noqa: E402
+from benchmarks.bot_concurrency import lag_monitor
+from benchmarks.common import REPO, SCIFACT, percentile, rss_mb
+from benchmarks.scale_bench import sentence_pool
+from benchmarks.shapes import program_entry
 
 AREAS = [
     ("Deep Learning", "Architectures"), ("Deep Learning", "Theory"), ("Optimization", "Convex"),
@@ -95,12 +93,6 @@ def generate_program(n: int, pool: list[str], seed: int) -> dict:
         results.append(program_entry(paper, "Poster"))
     return {"count": len(results), "next": None, "previous": None, "results": results}
 
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def open_fds() -> int:
@@ -211,7 +203,7 @@ async def serve(store: Path, questions: list[str], concurrent: int, minutes: flo
         failed = sum(1 for ex in exchanges if "went wrong" in json.dumps(ex.messages).lower())
         print(f"concurrency: {concurrent} simultaneous /ask, {cited} answered with citations, {failed} errors, "
               f"wall {wall:.1f} s; "
-              f"latency p50 {statistics.median(latency):.2f} s p95 {pct(latency, 0.95):.2f} s; "
+              f"latency p50 {statistics.median(latency):.2f} s p95 {percentile(latency, 95):.2f} s; "
               f"max event-loop lag {lag * 1000:.0f} ms", flush=True)
         if minutes <= 0:
             return
@@ -268,7 +260,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
     growth = (warm[-1][1] - warm[0][1]) / warm[0][1] * 100
     fds = sorted({s[2] for s in warm})
     print(f"soak: {minutes:g} min, {done} questions answered, {errors} errors, latency p50 "
-          f"{statistics.median(latency):.2f} s p95 {pct(latency, 0.95):.2f} s", flush=True)
+          f"{statistics.median(latency):.2f} s p95 {percentile(latency, 95):.2f} s", flush=True)
     why = "every question asked once" if first_pass is not None else "a quarter of the run"
     print(f"  warm-up: {why} ({warm_up:.0f} s); RSS after warm-up {warm[0][1]:.0f} MB -> end "
           f"{warm[-1][1]:.0f} MB ({growth:+.1f} %), peak {max(s[1] for s in samples):.0f} MB; open fds after warm-up: "
@@ -316,7 +308,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--papers", type=int, default=6000)
     ap.add_argument("--workdir", type=Path, default=None, help="keep the program and store here")
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--skip-ingest", action="store_true", help="reuse the store in --workdir")
     ap.add_argument("--sample", type=int, default=200, help="papers the model alone encodes, for the baseline")
     ap.add_argument("--baseline-only", action="store_true", help="only the model-alone baseline on --workdir's program")
@@ -381,8 +373,9 @@ def main() -> int:
         print(f"  model alone on 'title. abstract' cut at its window: {before[1]:.2f} / {after[1]:.2f} docs/s",
               flush=True)
     filter_cost(settings, questions[:40], program)
-    proc = subprocess.run([sys.executable, __file__, "--serve", str(store), "--concurrent", str(args.concurrent),
-                           "--soak-minutes", str(args.soak_minutes)], env=env, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.conference_bench", "--serve", str(store),
+                           "--concurrent", str(args.concurrent), "--soak-minutes", str(args.soak_minutes)],
+                          env=env, cwd=REPO)
     if proc.returncode:
         return proc.returncode
     if args.soak_minutes > 0 and args.picture:

@@ -20,7 +20,7 @@
    target paper among the top 5 papers retrieval ranks for the question, as the bot searches it
    without an LLM) and answered (the target cited, no abstention).
 
-    .venv/bin/python benchmarks/conversation_bench.py [--via dm|reply] [--verbose] [--skip-zh]
+    .venv/bin/python -m benchmarks.conversation_bench [--via dm|reply] [--verbose] [--skip-zh]
 """
 
 from __future__ import annotations
@@ -30,21 +30,18 @@ import asyncio
 import collections
 import json
 import re
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.app.client import PaperBot  # noqa: E402
-from bot.app.embeds import title_of  # noqa: E402
-from bot.harness import Harness  # noqa: E402
-from bot.runtime import open_library, open_services  # noqa: E402
-from paperbot import messages  # noqa: E402
-from paperbot.settings import BUNDLED_CORPUS, Settings  # noqa: E402
-from tests.shapes import program, write_json  # noqa: E402
+from benchmarks.common import REPO
+from benchmarks.shapes import program, write_json
+from bot.app.client import PaperBot
+from bot.app.embeds import title_of
+from bot.harness import Harness
+from bot.runtime import open_library, open_services
+from paperbot import messages
+from paperbot.settings import BUNDLED_CORPUS, Settings
 
 DATA = REPO / "benchmarks" / "data"
 ABSTAIN_TEXTS = (messages.ABSTAIN, messages.ZH["ABSTAIN"])

@@ -7,9 +7,9 @@
    every query) with each backend; prints nDCG@10 / recall@100 and the
    end-to-end ingest docs/s.
 
-    .venv/bin/python benchmarks/embedding_backends.py                       # full SciFact
-    .venv/bin/python benchmarks/embedding_backends.py --limit-docs 1000     # quick: a subset, its queries
-    .venv/bin/python benchmarks/embedding_backends.py --speed-docs 1000     # speed on 1000 docs, eval on all
+    .venv/bin/python -m benchmarks.embedding_backends                       # full SciFact
+    .venv/bin/python -m benchmarks.embedding_backends --limit-docs 1000     # quick: a subset, its queries
+    .venv/bin/python -m benchmarks.embedding_backends --speed-docs 1000     # speed on 1000 docs, eval on all
 
 Goal (issue 5): onnx-int8 ≥ 2× the docs/s of fp32 with nDCG@10 (hybrid and dense) at most 0.01 lower.
 """
@@ -25,17 +25,18 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.common import SCIFACT
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from ingest.embed import Embedder  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
-from retrieval.evaluate import evaluate  # noqa: E402
+from ingest.embed import Embedder
+from paperbot.settings import Settings
+from retrieval.evaluate import evaluate
 
-DEFAULT_DATA = Path("/work/shared/bench/scifact")
+DEFAULT_DATA = SCIFACT
 BACKENDS = ("torch", "onnx-int8")
 BLOCK = 128
 

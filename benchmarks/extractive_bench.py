@@ -1,7 +1,7 @@
 """Extractive answers on the question: which papers they cite, and when they abstain (numbers, not tests).
 
 The labelled set, benchmarks/data/extractive_questions.jsonl, holds questions about
-the bundled corpus (57 abstracts) and the conference fixtures of tests/shapes.py
+the bundled corpus (57 abstracts) and the conference fixtures of benchmarks/shapes.py
 (ingested beside it), each with the papers that answer it (`answers`), papers that
 may be cited without being wrong (`also`), and for follow-ups the earlier turn
 (`history`). A question with no answering paper should be refused. Everyday
@@ -15,7 +15,7 @@ Printed:
   * bundled hit@1: benchmarks/data/bundled_questions.jsonl, the top paper is the labelled one
     (ranking, which this benchmark's subject does not change).
 
-    .venv/bin/python benchmarks/extractive_bench.py [--verbose] [--json]
+    .venv/bin/python -m benchmarks.extractive_bench [--verbose] [--json]
 """
 
 from __future__ import annotations
@@ -29,17 +29,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.runtime import open_library  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
-from retrieval.answer import MAX_CITED_PAPERS, extractive_answer  # noqa: E402
-from retrieval.followup import Turn  # noqa: E402
-from retrieval.library import Library  # noqa: E402
-from retrieval.qa import search_follow_up  # noqa: E402
-from retrieval.types import SearchResult  # noqa: E402
-from tests.shapes import PAPERS, flat_record  # noqa: E402
+from benchmarks.common import REPO
+from benchmarks.shapes import PAPERS, flat_record
+from bot.runtime import open_library
+from paperbot.settings import Settings
+from retrieval.answer import MAX_CITED_PAPERS, extractive_answer
+from retrieval.followup import Turn
+from retrieval.library import Library
+from retrieval.qa import search_follow_up
+from retrieval.types import SearchResult
 
 DATA = REPO / "benchmarks" / "data"
 

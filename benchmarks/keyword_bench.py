@@ -5,24 +5,21 @@ Both indexes read the same tokens (retrieval/keyword.py's tokenizer) of every
 both, how many claims get the same top 10 in the same order, the largest score
 difference, and each build's wall time (interleaved, best of `--repeat`).
 
-    .venv/bin/python benchmarks/keyword_bench.py [--scifact DIR]
+    .venv/bin/python -m benchmarks.keyword_bench [--scifact DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from retrieval.evaluate import load_beir, ndcg_at  # noqa: E402
-from retrieval.keyword import BM25_B, BM25_K1, KeywordIndex, tokenize  # noqa: E402
+from benchmarks.common import SCIFACT
+from retrieval.evaluate import load_beir, ndcg_at
+from retrieval.keyword import BM25_B, BM25_K1, KeywordIndex, tokenize
 
 
 def build_bm25s(texts: list[str]):
@@ -37,7 +34,7 @@ def build_bm25s(texts: list[str]):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
     queries, qrels = load_beir(args.scifact)

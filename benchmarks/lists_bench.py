@@ -10,19 +10,16 @@
    author), for the current `fold` against the accent-stripping fold it replaced (the
    baseline, measured in the same run).
 
-    .venv/bin/python benchmarks/lists_bench.py
+    .venv/bin/python -m benchmarks.lists_bench
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ingest.pipeline import load_papers
 from paperbot.errors import InputError

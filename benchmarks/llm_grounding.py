@@ -21,7 +21,7 @@ replies kept as an LLM answer (goal ≥ 95 %), the share of garbage shown as an
 LLM answer (goal 0), and the miscited replies shown with the right number.
 `--sweep` prints the same for a range of thresholds (the calibration).
 
-    .venv/bin/python benchmarks/llm_grounding.py [--sweep] [--verbose]
+    .venv/bin/python -m benchmarks.llm_grounding [--sweep] [--verbose]
 """
 
 from __future__ import annotations
@@ -34,12 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from retrieval import grounding  # noqa: E402
-from retrieval.checks import judge_reply  # noqa: E402
-from retrieval.grounding import Passage  # noqa: E402
+from benchmarks.common import REPO
+from retrieval import grounding
+from retrieval.checks import judge_reply
+from retrieval.grounding import Passage
 
 RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"
@@ -253,13 +251,13 @@ def check_passages(cases: list[dict]) -> int:
     """Rebuild each answer's passages with retrieval as paperbot runs it; the number that differ."""
     import tempfile
 
+    from benchmarks import shapes
     from benchmarks.conference_bench import generate_program
     from benchmarks.scale_bench import sentence_pool
     from ingest.embed import Embedder
     from paperbot.settings import Settings
     from retrieval.answer import citations_for
     from retrieval.library import Library
-    from tests import shapes
 
     embedder = Embedder()
     changed = 0

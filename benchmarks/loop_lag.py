@@ -10,10 +10,10 @@ counts against it; goal ≤ 200 ms; Discord drops what is not acknowledged in 3 
 
   1. /reindex of the bundled corpus after every abstract in it changed (all 57 papers
      embedded again, the old chunks deleted), then the view rebuilt for the new version.
-  2. A view rebuild on a bigger store (`--store`, e.g. one grown by grow_store.py): another
+  2. A view rebuild on a bigger store (`--store`, e.g. one grown by scripts/grow_store.py): another
      process's write (a new content version) makes the next question rebuild it.
 
-    .venv/bin/python benchmarks/loop_lag.py [--store /tmp/startup/store-20000]
+    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000]
 """
 
 from __future__ import annotations
@@ -23,19 +23,16 @@ import asyncio
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from benchmarks.bot_concurrency import lag_monitor, pct  # noqa: E402
-from bot.app.client import PaperBot  # noqa: E402
-from bot.harness import MANAGE_GUILD, MEMBER_PERMS, Harness  # noqa: E402
-from bot.runtime import open_services  # noqa: E402
-from paperbot.settings import BUNDLED_CORPUS, Settings  # noqa: E402
+from benchmarks.bot_concurrency import lag_monitor
+from benchmarks.common import percentile
+from bot.app.client import PaperBot
+from bot.harness import MANAGE_GUILD, MEMBER_PERMS, Harness
+from bot.runtime import open_services
+from paperbot.settings import BUNDLED_CORPUS, Settings
 
 PACE = 0.15  # seconds between two interactions of the stream
 QUESTIONS = ["how do people fine-tune by masking weights?", "what is NV-CoT?", "reward hacking in RLHF",
@@ -102,7 +99,7 @@ def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[fl
             print(f"  {kind}: {len(values)}, p50 {statistics.median(values) * 1000:.0f} ms, "
                   f"max {max(values) * 1000:.0f} ms")
     if answers:
-        print(f"  /ask answered: p50 {statistics.median(answers):.2f} s, p95 {pct(answers, 0.95):.2f} s")
+        print(f"  /ask answered: p50 {statistics.median(answers):.2f} s, p95 {percentile(answers, 95):.2f} s")
 
 
 async def measure(h: Harness, name: str, work) -> None:

@@ -6,7 +6,7 @@ view (papers, abstracts, BM25); one search; three filtered searches (type oral,
 type spotlight, the largest area: the vectors of their chunks are read and kept);
 50 more searches. Each line prints the RSS and the step's share.
 
-    .venv/bin/python benchmarks/memory_probe.py /tmp/conf20k/store
+    .venv/bin/python -m benchmarks.memory_probe /tmp/conf20k/store
 """
 
 from __future__ import annotations
@@ -14,14 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from benchmarks.conference_bench import rss_mb  # noqa: E402
+from benchmarks.common import REPO, rss_mb
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Plan quality and cost on a generated conference week, printed as numbers.
 
-The week's program (tests/shapes.py: eight invented papers, talks and posters over two days, a clash) is
+The week's program (benchmarks/shapes.py: eight invented papers, talks and posters over two days, a clash) is
 ingested with the bundled corpus (57 papers without slots, as distractors) into a fresh store with the real
 model. For each labelled topic (benchmarks/data/plan_topics.jsonl: the papers a plan must hold, and those it
 may hold) the plan's scheduled papers are scored:
@@ -14,27 +14,24 @@ plan built from `search` alone would list). Clashes are checked against every pa
 the program, computed here independently. Cost: a plan against a search of the same topic, and writing the
 calendar, as ratios and per-event times.
 
-    .venv/bin/python benchmarks/plan_bench.py [-k 10]
+    .venv/bin/python -m benchmarks.plan_bench [-k 10]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.runtime import open_library  # noqa: E402
-from paperbot.ics import calendar  # noqa: E402
-from paperbot.settings import BUNDLED_CORPUS, Settings, default_cache_dir  # noqa: E402
-from retrieval.plan import build_plan, plan_events, plan_for  # noqa: E402
-from tests import shapes  # noqa: E402
+from benchmarks import shapes
+from benchmarks.common import REPO
+from bot.runtime import open_library
+from paperbot.ics import calendar
+from paperbot.settings import BUNDLED_CORPUS, Settings, default_cache_dir
+from retrieval.plan import build_plan, plan_events, plan_for
 
 TOPICS = REPO / "benchmarks" / "data" / "plan_topics.jsonl"
 

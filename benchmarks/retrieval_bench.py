@@ -7,7 +7,7 @@ In one run, on this machine:
   3. Unchanged re-ingest of the bundled corpus: chunks embedded and time, against the first ingest.
   4. Peak RSS of a `paperbot search` process answering queries from stdin.
 
-    .venv/bin/python benchmarks/retrieval_bench.py [--scifact DIR] [--limit-queries N] [--skip-scifact]
+    .venv/bin/python -m benchmarks.retrieval_bench [--scifact DIR] [--limit-queries N] [--skip-scifact]
 """
 
 from __future__ import annotations
@@ -22,18 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.runtime import open_library  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
-from retrieval.evaluate import load_beir, score  # noqa: E402
-from retrieval.library import Library  # noqa: E402
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+from benchmarks.common import REPO, SCIFACT, percentile
+from bot.runtime import open_library
+from paperbot.settings import Settings
+from retrieval.evaluate import load_beir, score
+from retrieval.library import Library
 
 
 def latency(lib: Library, queries: list[str], reps: int = 1) -> tuple[list[float], list[float]]:
@@ -52,13 +45,13 @@ def latency(lib: Library, queries: list[str], reps: int = 1) -> tuple[list[float
 
 
 def show_latency(name: str, full: list[float], bare: list[float]) -> None:
-    print(f"{name}: search p50 {pct(full, 50):.0f} ms, p95 {pct(full, 95):.0f} ms "
-          f"(bare dense query p50 {pct(bare, 50):.0f} ms; ratio {pct(full, 50) / pct(bare, 50):.1f}x)")
+    print(f"{name}: search p50 {percentile(full, 50):.0f} ms, p95 {percentile(full, 95):.0f} ms "
+          f"(bare dense query p50 {percentile(bare, 50):.0f} ms; ratio {percentile(full, 50) / percentile(bare, 50):.1f}x)")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--limit-queries", type=int, default=None)
     ap.add_argument("--skip-scifact", action="store_true")
     args = ap.parse_args()
@@ -85,8 +78,8 @@ def main() -> int:
             show_latency("bundled corpus (57 papers)", full, bare)
             results["bundled"] = {"first_ingest_s": t_first, "reingest_s": t_again,
                                   "reingest_chunks_embedded": again.chunks_embedded,
-                                  "search_p50_ms": pct(full, 50), "search_p95_ms": pct(full, 95),
-                                  "bare_p50_ms": pct(bare, 50)}
+                                  "search_p50_ms": percentile(full, 50), "search_p95_ms": percentile(full, 95),
+                                  "bare_p50_ms": percentile(bare, 50)}
 
         # -- peak RSS of a search process --------------------------------------------------
         env = {**os.environ, "CHROMA_PATH": f"{tmp}/chroma", "PAPERBOT_CACHE_DIR": f"{tmp}/cache",
@@ -116,8 +109,8 @@ def main() -> int:
                 full, bare = latency(lib, list(queries.values()))
                 show_latency(f"SciFact corpus ({summary.added} papers)", full, bare)
                 results["scifact"] = {**report, "docs_per_s": summary.added / elapsed,
-                                      "search_p50_ms": pct(full, 50), "search_p95_ms": pct(full, 95),
-                                      "bare_p50_ms": pct(bare, 50), "queries": len(queries)}
+                                      "search_p50_ms": percentile(full, 50), "search_p95_ms": percentile(full, 95),
+                                      "bare_p50_ms": percentile(bare, 50), "queries": len(queries)}
     print(json.dumps(results, indent=1, default=lambda x: round(x, 4)))
     return 0
 

@@ -12,7 +12,7 @@ Measured, printing numbers:
     (the server serves the very same store folder, so nothing is embedded twice);
   * peak RSS of a bot process (`paperbot chat` answering questions from stdin) in both modes.
 
-    .venv/bin/python benchmarks/scale_bench.py --papers 20000
+    .venv/bin/python -m benchmarks.scale_bench --papers 20000
 """
 
 from __future__ import annotations
@@ -28,12 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from ingest.parse import discover, parse_file  # noqa: E402
-from paperbot.settings import BUNDLED_CORPUS  # noqa: E402
-from paperbot.text import split_sentences  # noqa: E402
+from benchmarks.common import REPO, SCIFACT
+from ingest.parse import discover, parse_file
+from paperbot.settings import BUNDLED_CORPUS
+from paperbot.text import split_sentences
 
 RSS_WRAPPER = (
     "import resource, subprocess, sys\n"
@@ -109,7 +107,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--papers", type=int, default=20000)
     ap.add_argument("--sample", type=int, default=1000)
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--workdir", type=Path, default=None, help="keep the generated corpus and stores here")
     args = ap.parse_args()
     questions = [json.loads(x)["question"] for x in

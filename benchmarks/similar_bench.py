@@ -12,7 +12,7 @@ drawn from the document id: about 10% oral, 20% spotlight, the rest poster; one 
 200 invented authors), so that filtered searches (type=oral, author=…) can be timed
 against unfiltered ones on the same store.
 
-    .venv/bin/python benchmarks/similar_bench.py [--scifact DIR] [--store DIR] [--limit-docs N]
+    .venv/bin/python -m benchmarks.similar_bench [--scifact DIR] [--store DIR] [--limit-docs N]
 """
 
 from __future__ import annotations
@@ -26,12 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.runtime import open_library  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
-from retrieval.filters import Filters  # noqa: E402
+from benchmarks.common import SCIFACT
+from bot.runtime import open_library
+from paperbot.settings import Settings
+from retrieval.filters import Filters
 
 MODES = ("hybrid", "lexical", "dense")
 K = 10
@@ -72,7 +70,7 @@ def claims(scifact: Path) -> dict[str, list[str]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--store", type=Path, default=None, help="keep the store here (re-runs embed nothing)")
     ap.add_argument("--limit-docs", type=int, default=None,
                     help="ingest only the cited abstracts plus the first N others (faster, easier task)")

@@ -14,7 +14,7 @@ with others to --docs):
      that abstract's first quote is the sentence sharing the most content words
      with the claim (a reader's pick, by proxy), for both.
 
-    .venv/bin/python benchmarks/snippet_bench.py [--scifact DIR] [--docs N] [--queries N]
+    .venv/bin/python -m benchmarks.snippet_bench [--scifact DIR] [--docs N] [--queries N]
 """
 
 from __future__ import annotations
@@ -27,20 +27,13 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bot.runtime import open_library  # noqa: E402
-from paperbot.settings import Settings, default_cache_dir  # noqa: E402
-from paperbot.text import split_sentences  # noqa: E402
-from retrieval.evaluate import load_beir  # noqa: E402
-from retrieval.keyword import content_tokens  # noqa: E402
-from retrieval.library import Library  # noqa: E402
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+from benchmarks.common import SCIFACT, percentile
+from bot.runtime import open_library
+from paperbot.settings import Settings, default_cache_dir
+from paperbot.text import split_sentences
+from retrieval.evaluate import load_beir
+from retrieval.keyword import content_tokens
+from retrieval.library import Library
 
 
 def timed(lib: Library, queries: list[str]) -> list[float]:
@@ -65,7 +58,7 @@ def reader_pick(claim: str, abstract: str) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--docs", type=int, default=1500, help="documents in the store (cited ones first)")
     ap.add_argument("--queries", type=int, default=300)
     args = ap.parse_args()
@@ -108,9 +101,9 @@ def main() -> int:
 
     for name, runs in (("stored sentence vectors", stored), ("query-time embedding", live)):
         d, v = runs["distinct"], runs["variants"]
-        print(f"{name}: distinct p50 {pct(d, 50):.0f} ms p95 {pct(d, 95):.0f} ms; variants p50 {pct(v, 50):.0f} ms "
-              f"p95 {pct(v, 95):.0f} ms; ratio p50 {pct(d, 50) / pct(v, 50):.2f}x p95 {pct(d, 95) / pct(v, 95):.2f}x")
-    print(f"distinct-claim p50, query-time / stored: {pct(live['distinct'], 50) / pct(stored['distinct'], 50):.1f}x")
+        print(f"{name}: distinct p50 {percentile(d, 50):.0f} ms p95 {percentile(d, 95):.0f} ms; variants p50 {percentile(v, 50):.0f} ms "
+              f"p95 {percentile(v, 95):.0f} ms; ratio p50 {percentile(d, 50) / percentile(v, 50):.2f}x p95 {percentile(d, 95) / percentile(v, 95):.2f}x")
+    print(f"distinct-claim p50, query-time / stored: {percentile(live['distinct'], 50) / percentile(stored['distinct'], 50):.1f}x")
     common = [k for k in stored_quotes if k in live_quotes]
     same = sum(stored_quotes[k] == live_quotes[k] for k in common)
     print(f"first quote identical to query-time embedding's: {same}/{len(common)} hits ({same / len(common):.0%})")

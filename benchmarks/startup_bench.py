@@ -5,7 +5,7 @@
   2. An unchanged re-ingest of the bundled corpus against its first ingest (goal: ≤ 0.15×).
   3. Peak RSS of `paperbot chat` answering two questions on the bundled corpus (goal: ≤ 400 MB).
 
-    .venv/bin/python benchmarks/startup_bench.py [--runs N]
+    .venv/bin/python -m benchmarks.startup_bench [--runs N]
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from paperbot.settings import default_cache_dir  # noqa: E402
+from benchmarks.common import REPO
+from paperbot.settings import default_cache_dir
 
 PROBE = ("import runpy, sys\nsys.argv = ['paperbot', *sys.argv[1:]]\ntry:\n    runpy.run_module('bot.cli', "
          "run_name='__main__')\nexcept SystemExit:\n    pass\nprint('torch imported:', 'torch' in sys.modules, "

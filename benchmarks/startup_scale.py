@@ -1,7 +1,7 @@
 """Start-up time against corpus size, with and without the saved serving view, as ratios in one run.
 
 Stores: the bundled corpus (57 papers, ingested here), and copies grown from it by
-benchmarks/grow_store.py (papers repeated under new ids, vectors copied: nothing is
+scripts/grow_store.py (papers repeated under new ids, vectors copied: nothing is
 embedded, so a 20,000-paper store takes a few minutes instead of hours of model time).
 For each size, interleaved, each a whole process (start included):
 
@@ -13,7 +13,7 @@ For each size, interleaved, each a whole process (start included):
     as `paperbot run` does): seconds from process start to its first answered /ask
     (goal at 20,000 papers: ≤ 5 s).
 
-    .venv/bin/python benchmarks/startup_scale.py --sizes 57 5000 20000 --runs 3 --workdir /tmp/startup
+    .venv/bin/python -m benchmarks.startup_scale --sizes 57 5000 20000 --runs 3 --workdir /tmp/startup
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from paperbot.settings import default_cache_dir  # noqa: E402
+from benchmarks.common import REPO
+from paperbot.settings import default_cache_dir
 
 QUESTION = "how do people fine-tune by masking weights?"
 BOT = f"""
@@ -81,7 +79,7 @@ def main() -> int:
         store = bundled if size <= 57 else args.workdir / f"store-{size}"
         if not (store / "chroma.sqlite3").exists():
             print(f"growing a copy to {size} papers (nothing embedded)", flush=True)
-            timed([py, str(REPO / "benchmarks" / "grow_store.py"), str(bundled), str(store), "--papers", str(size)],
+            timed([py, "-m", "scripts.grow_store", str(bundled), str(store), "--papers", str(size)],
                   base_env)
         stores[size] = store
     print(f"{args.runs} interleaved runs per figure, medians; load average {os.getloadavg()[0]:.1f} at the start",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import shapes
+from benchmarks import shapes
 from tests.test_cli import CITATION_KEYS, HIT_KEYS, run
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import icalendar
 
+from benchmarks import shapes
 from bot.chat import run_repl
 from retrieval.library import Library
-from tests import shapes
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
 

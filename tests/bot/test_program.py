@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import shapes
 from bot.app import messages as bot_messages
 from bot.app.commands import RELATED_MAX_BYTES
 from bot.harness import Harness, Upload
 from paperbot import messages
 from retrieval.library import Library
-from tests import shapes
 from tests.bot.limits import assert_calls_ok
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder

@@ -8,9 +8,9 @@ import copy
 import icalendar
 import pytest
 
+from benchmarks import shapes
 from bot.harness import CHANNEL_ID, MANAGE_GUILD, Harness
 from retrieval.library import Library
-from tests import shapes
 from tests.bot.limits import assert_calls_ok
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from benchmarks import shapes
+from benchmarks.shapes import PAPERS, write_json, write_jsonl
 from ingest.parse import parse_file, read_file
 from ingest.pipeline import load_papers
 from paperbot.errors import InputError
-from tests import shapes
-from tests.shapes import PAPERS, write_json, write_jsonl
 
 BETA, PROTEIN, BENCH, PENDING = PAPERS
 

@@ -199,14 +199,14 @@ def test_run_killed_before_recording_its_version_is_finished_by_the_next(lib, tm
 
 
 def _program(tmp_path, name="program.json", **change):
-    from tests import shapes
+    from benchmarks import shapes
 
     papers = [dict(p, **change.get(p["id"], {})) for p in shapes.PAPERS]
     return shapes.write_json(tmp_path / "c" / name, shapes.program(papers))
 
 
 def test_changed_decision_updates_metadata_in_place_without_embedding(lib, tmp_path):
-    from tests.shapes import PAPERS
+    from benchmarks.shapes import PAPERS
 
     first = lib.ingest([_program(tmp_path)])
     assert (first.added, first.chunks_embedded > 0) == (4, True)
@@ -223,7 +223,7 @@ def test_changed_decision_updates_metadata_in_place_without_embedding(lib, tmp_p
 
 
 def test_abstract_published_later_reembeds_only_that_paper(lib, tmp_path):
-    from tests import shapes
+    from benchmarks import shapes
 
     folder = tmp_path / "c"
     program = shapes.write_json(folder / "program.json", shapes.program(with_abstracts=False))
@@ -272,7 +272,7 @@ def test_store_from_before_metadata_hashes_keeps_working(lib, tmp_path):
 
 
 def test_a_bad_export_next_to_a_good_one_writes_nothing(lib, tmp_path):
-    from tests import shapes
+    from benchmarks import shapes
 
     good = shapes.write_json(tmp_path / "c" / "program.json", shapes.program())
     bad = shapes.write_json(tmp_path / "c" / "notes.json",

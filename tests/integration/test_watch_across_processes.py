@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import shapes
 from bot.app.client import PaperBot
 from bot.harness import Harness
 from bot.runtime import Services
 from paperbot.settings import Settings, default_cache_dir
 from retrieval.library import Library
-from tests import shapes
 from tests.bot.limits import assert_calls_ok
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchmarks import shapes
 from paperbot.records import Paper
 from retrieval.filters import FilterIndex, Filters, choices, facets, fold, nearest
 from retrieval.library import Library
 from retrieval.search import BROAD_FILTER
-from tests import shapes
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks import shapes
 from retrieval.library import Library
 from retrieval.search import Retriever
 from retrieval.view import CorpusView, ViewFileError, read_header, store_identity, view_file
-from tests import shapes
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
 

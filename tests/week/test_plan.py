@@ -9,13 +9,13 @@ from pathlib import Path
 import icalendar
 import pytest
 
+from benchmarks import shapes
 from bot.terminal import render_plan_text
 from ingest.parse import parse_file
 from paperbot.ics import calendar, fold
 from paperbot.records import Paper, Slot
 from retrieval.library import Library
 from retrieval.plan import build_plan, check_day, plan_events, plan_for, slot_uid
-from tests import shapes
 from tests.conftest import make_settings
 from tests.test_cli import run
 

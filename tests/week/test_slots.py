@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from benchmarks import shapes
 from bot.app import embeds
 from bot.text import slot_line
 from ingest.parse import parse_file
@@ -13,7 +14,6 @@ from paperbot.errors import InputError
 from paperbot.records import Slot
 from retrieval.library import Library
 from retrieval.types import paper_json
-from tests import shapes
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
 

@@ -5,23 +5,19 @@ nothing is embedded: a 20,000-paper store takes minutes instead of the better pa
 an hour of model time. The copy is meant for memory and latency measurements that
 depend on how much a store holds, not on what it says; e.g. the bot's RSS:
 
-    .venv/bin/python benchmarks/grow_store.py /tmp/conf/store /tmp/conf20k/store --papers 20000
-    .venv/bin/python benchmarks/conference_bench.py --serve /tmp/conf20k/store --soak-minutes 3
+    .venv/bin/python -m scripts.grow_store /tmp/conf/store /tmp/conf20k/store --papers 20000
+    .venv/bin/python -m benchmarks.conference_bench --serve /tmp/conf20k/store --soak-minutes 3
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from paperbot.records import paper_id_of  # noqa: E402
-from paperbot.settings import Settings  # noqa: E402
+from paperbot.records import paper_id_of
+from paperbot.settings import Settings
 
 PAGE = 2000
 
