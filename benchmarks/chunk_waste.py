@@ -7,24 +7,21 @@ sentences of BEIR SciFact recombined, as benchmarks/conference_bench.py makes it
 word pieces embedded / word pieces of the abstracts alone, and how the extra splits
 into titles and overlap. Only the tokenizer runs: nothing is embedded.
 
-    .venv/bin/python benchmarks/chunk_waste.py [--program-papers 500]
+    .venv/bin/python -m benchmarks.chunk_waste [--program-papers 500]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from ingest.embed import Embedder  # noqa: E402
-from ingest.parse import parse_file  # noqa: E402
-from ingest.pipeline import load_papers, paper_chunks  # noqa: E402
-from paperbot.records import indexed_text  # noqa: E402
-from paperbot.settings import BUNDLED_CORPUS  # noqa: E402
+from benchmarks.common import SCIFACT
+from ingest.embed import Embedder
+from ingest.parse import parse_file
+from ingest.pipeline import load_papers, paper_chunks
+from paperbot.records import indexed_text
+from paperbot.settings import BUNDLED_CORPUS
 
 
 def measure(name: str, papers, embedder: Embedder) -> None:
@@ -48,7 +45,7 @@ def measure(name: str, papers, embedder: Embedder) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--program-papers", type=int, default=500)
-    ap.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=SCIFACT)
     args = ap.parse_args()
     embedder = Embedder()
     measure("bundled corpus", load_papers([BUNDLED_CORPUS]).papers, embedder)

@@ -4,7 +4,7 @@ The bundled abstracts have no titles, so citations name them by `ingest/labels.p
 label. The list is generated so that it always shows what the code derives;
 tests/ingest/test_labels_doc.py fails when it is stale. After changing the labels:
 
-    .venv/bin/python scripts/labels_doc.py
+    .venv/bin/python -m scripts.labels_doc
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from ingest.parse import discover, parse_file
+from paperbot.settings import BUNDLED_CORPUS
+from paperbot.text import readable
 
-from ingest.parse import discover, parse_file  # noqa: E402
-from paperbot.settings import BUNDLED_CORPUS  # noqa: E402
-from paperbot.text import readable  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 DOC = REPO / "docs" / "labels.md"
 OPENING = 90  # characters of the abstract shown beside its label
