@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import time
 from array import array
 from collections.abc import Callable, Iterable
 
@@ -21,6 +22,7 @@ from paperbot.text import BM25_STOPWORDS, stem_function
 
 log = logging.getLogger(__name__)
 
+REPEAT_SLICE = 4000  # chunks whose token owners are spelled out at a time when an index is finished
 BM25_K1 = 0.9
 BM25_B = 0.4
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:[-'][^\W_]+)*|[^\W_]+")
@@ -172,7 +174,13 @@ class KeywordBuilder:
         doc_len = np.maximum(lengths, 1.0)  # an empty chunk counts as one (unmatchable) token, as in bm25s
         # (term, chunk) pairs with their counts, grouped by term: one sort of packed keys.
         keys = np.frombuffer(self._tokens, dtype=np.int32).astype(np.int64) * max(n, 1)
-        keys += np.repeat(np.arange(n, dtype=np.int64), np.frombuffer(self._lengths, dtype=np.int32))
+        counts = np.frombuffer(self._lengths, dtype=np.int32)
+        at = 0
+        for lo in range(0, n, REPEAT_SLICE):  # np.repeat holds the GIL: in slices, with a pause between
+            part = np.repeat(np.arange(lo, min(lo + REPEAT_SLICE, n), dtype=np.int64), counts[lo:lo + REPEAT_SLICE])
+            keys[at:at + len(part)] += part
+            at += len(part)
+            time.sleep(0.001)
         keys, tf = np.unique(keys, return_counts=True)
         terms, postings = np.divmod(keys, max(n, 1))
         del keys
