@@ -42,6 +42,9 @@ LISTS = {"/search": ("search", "query"), "/author": ("author", "author"), "/area
          "/similar": ("similar", "paper"), "/related": ("related", "text")}
 
 
+WRITING = {bot_messages.text("WRITING", lang) for lang in ("en", "zh")}  # a preview's footer, in either language
+
+
 class _StreamEcho:
     """Prints an LLM answer to the terminal as it is written, from the bot's own preview edits."""
 
@@ -53,7 +56,7 @@ class _StreamEcho:
         body = call.json if isinstance(call.json, dict) else {}
         embeds = body.get("embeds") or []
         if call.method not in {"PATCH", "POST"} or not embeds or (
-                embeds[0].get("footer", {}).get("text") != bot_messages.WRITING):
+                embeds[0].get("footer", {}).get("text") not in WRITING):
             return
         text = embeds[0].get("description") or ""
         if text.startswith(self.shown):

@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception:
         log.exception("unexpected failure in `paperbot %s`", args.command)
-        print(f"paperbot: error: {messages.INTERNAL_ERROR} (log: {logfile})", file=sys.stderr)
+        print(f"paperbot: error: {messages.text('INTERNAL_ERROR')} (log: {logfile})", file=sys.stderr)
         return EXIT_ERROR
 
 

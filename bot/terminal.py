@@ -12,6 +12,7 @@ import textwrap
 
 from bot.text import answer_footer, paper_details, paper_link, paper_title, plan_slot_heading, slot_line
 from paperbot import messages
+from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.text import readable, strip_control
 from retrieval.plan import Plan
@@ -29,9 +30,9 @@ def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
     return out
 
 
-def _quoted(text: str) -> list[str]:
+def _quoted(text: str, lang: str = "en") -> list[str]:
     if not text:
-        return wrap(f"({messages.ABSTRACT_PENDING})", indent="    ")
+        return wrap(f"({messages.text('ABSTRACT_PENDING', lang)})", indent="    ")
     return wrap(f"\u201c{readable(text)}\u201d", indent="    ")
 
 
@@ -46,8 +47,8 @@ def detail_line(paper: Paper, lang: str = "en") -> str:
     return "\n".join([first, *(f"    {slot_line(s, lang)}" for s in paper.slots)])
 
 
-def _hit_lines(n: int, h: Hit) -> list[str]:
-    return [f"[{n}] {title_of(h.paper)}  (score {h.score:.2f})", detail_line(h.paper), *_quoted(h.snippet)]
+def _hit_lines(n: int, h: Hit, lang: str = "en") -> list[str]:
+    return [f"[{n}] {title_of(h.paper)}  (score {h.score:.2f})", detail_line(h.paper, lang), *_quoted(h.snippet, lang)]
 
 
 def _filter_lines(filters) -> list[str]:
@@ -55,13 +56,14 @@ def _filter_lines(filters) -> list[str]:
 
 
 def render_search_text(result: SearchResult) -> str:
+    lang = message_language(result.query)
     lines = [f"Query: {result.query}", *_filter_lines(result.filters)]
     if result.notice:
         lines.append(result.notice)
     elif result.abstained:
-        lines += [messages.ABSTAIN, messages.ABSTAIN_CLOSEST]
+        lines += [messages.text("ABSTAIN", lang), messages.text("ABSTAIN_CLOSEST", lang)]
     for n, h in enumerate(result.hits, start=1):
-        lines += _hit_lines(n, h)
+        lines += _hit_lines(n, h, lang)
     return "\n".join(lines)
 
 
@@ -77,13 +79,13 @@ def render_answer_text(answer: Answer) -> str:
         if answer.hits:
             lines += ["", messages.text("ABSTAIN_CLOSEST", lang)]
             for n, h in enumerate(answer.hits, start=1):
-                lines += _hit_lines(n, h)
+                lines += _hit_lines(n, h, lang)
     else:
         lines += wrap(readable(answer.text))
         lines += ["", messages.text("SOURCES", lang)]
         for c in answer.citations:
             lines += [f"[{c.n}] {title_of(c.paper)}", detail_line(c.paper, lang)]
-            lines += _quoted(c.quote)
+            lines += _quoted(c.quote, lang)
     lines += ["", answer_footer(answer, detail=True)]
     return "\n".join(lines)
 

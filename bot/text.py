@@ -83,7 +83,8 @@ def answer_footer(answer: Answer, *, detail: bool = False) -> str:
     (Discord) never shows it: it names no endpoint and quotes no server, but it is not for everyone either.
     """
     lang = answer.language
-    parts = [text("FOOTER_MODE", lang, mode=answer.mode)]
+    mode = {"extractive": "MODE_EXTRACTIVE", "llm": "MODE_LLM"}.get(answer.mode)
+    parts = [text("FOOTER_MODE", lang, mode=text(mode, lang) if mode else answer.mode)]
     if answer.model:
         parts.append(text("FOOTER_MODEL", lang, model=answer.model))
     if answer.latency_ms is not None:

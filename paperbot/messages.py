@@ -39,6 +39,8 @@ REMOVED_DEBRIS = "repeated the prompt or themselves"
 
 # The answer's footer, joined with " · ".
 FOOTER_MODE = "mode: {mode}"
+MODE_EXTRACTIVE = "extractive"  # the answer's mode, as the footer names it
+MODE_LLM = "llm"
 FOOTER_MODEL = "model: {model}"
 FOOTER_SECONDS = "{seconds:.1f} s"
 FOOTER_MS = "{ms} ms"
@@ -88,6 +90,13 @@ ZH = {
     "FOOTER_SEARCHED": "检索词：{query}",
     "FOOTER_FELL_BACK": "改用原文摘录：{reason}",
     "SOURCES": "来源：",
+    "ABSTRACT_PENDING": "摘要尚未公开",
+    "NO_PAPER_MATCHES": "没有论文符合 {filters}。",
+    "NEAREST_VALUES": "最接近的 {field} 取值：{values}。",
+    "NO_VALUES": "语料库中没有论文的 {field} 与此相近。",
+    "FILTERS_DISJOINT": "每个筛选条件都有论文符合，但没有论文同时符合全部条件。",
+    "MODE_EXTRACTIVE": "原文摘录",
+    "MODE_LLM": "语言模型",
     "WEEKDAYS": "周一 周二 周三 周四 周五 周六 周日",
     "SLOT_TIME": "{weekday} {time}",
     "POSTER_NUMBER": "{number} 号海报",

@@ -31,7 +31,8 @@ def extractive_answer(result: SearchResult, language: str = "en") -> Answer:
     for c in citations:
         hit = by_id[c.paper_id]
         # A paper listed before its abstract is published is named, never quoted beyond its title.
-        best = hit.quotes[0].text if hit.quotes else f"{hit.paper.title} ({messages.ABSTRACT_PENDING})"
+        pending = messages.text("ABSTRACT_PENDING", language)
+        best = hit.quotes[0].text if hit.quotes else f"{hit.paper.title} ({pending})"
         lines.append(f"{best} [{c.n}]")
     return Answer(question=result.query, text="\n".join(lines), abstained=False, citations=citations, hits=result.hits,
                   filters=result.filters, language=language)

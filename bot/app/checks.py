@@ -17,13 +17,20 @@ if TYPE_CHECKING:
 
 
 class Refusal(app_commands.CheckFailure):
-    """An expected refusal; its message is written for the user."""
+    """An expected refusal, written for the user: the message `name` with `fields`, shown in the user's language."""
+
+    def __init__(self, name: str, **fields) -> None:
+        self.name, self.fields = name, fields
+        super().__init__(messages.text(name, "en", **fields))
+
+    def message(self, lang: str = "en") -> str:
+        return messages.text(self.name, lang, **self.fields)
 
 
 class RateLimited(Refusal):
     def __init__(self, retry_after: float) -> None:
         self.retry_after = retry_after
-        super().__init__(messages.RATE_LIMITED.format(seconds=max(1, math.ceil(retry_after))))
+        super().__init__("RATE_LIMITED", seconds=max(1, math.ceil(retry_after)))
 
 
 class NotAdmin(Refusal):
@@ -60,13 +67,13 @@ def lookup_limited(interaction: discord.Interaction) -> bool:
 
 def admins_only(interaction: discord.Interaction) -> bool:
     if interaction.guild_id is None:
-        raise ServersOnly(messages.REINDEX_SERVERS_ONLY)
+        raise ServersOnly("REINDEX_SERVERS_ONLY")
     role = _bot(interaction).settings.discord.admin_role
     roles = getattr(interaction.user, "roles", [])
     if not is_admin(
             manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
             role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role):
-        raise NotAdmin(messages.NOT_ADMIN.format(role=escape(role)) if role else messages.NOT_ADMIN_NO_ROLE)
+        raise NotAdmin("NOT_ADMIN", role=escape(role)) if role else NotAdmin("NOT_ADMIN_NO_ROLE")
     return True
 
 
@@ -75,5 +82,5 @@ def server_allowed(interaction: discord.Interaction) -> bool:
     if guild_allowed(interaction.guild_id, _bot(interaction).settings.discord.guild_allowlist):
         return True
     if interaction.type is discord.InteractionType.application_command:
-        raise GuildNotAllowed(messages.GUILD_NOT_ALLOWED)
+        raise GuildNotAllowed("GUILD_NOT_ALLOWED")
     return False

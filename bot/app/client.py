@@ -443,8 +443,9 @@ class PaperBot(discord.Client):
         question = self.question_in(message)
         if question is None:
             return
+        lang = message_language(message.content)
         if self.stopping:
-            await reply(message, embeds.text_pages(bot_messages.RESTARTING))
+            await reply(message, embeds.text_pages(bot_messages.text("RESTARTING", lang)))
             return
         question, use_llm = without_llm_prefix(question)
         if not question:
@@ -455,7 +456,7 @@ class PaperBot(discord.Client):
             return
         retry = self.limiter.hit(message.author.id)
         if retry is not None:
-            await reply(message, embeds.text_pages(str(RateLimited(retry))))
+            await reply(message, embeds.text_pages(RateLimited(retry).message(lang)))
             return
         preview = StreamingPreview(question, message=message)
         try:
@@ -482,6 +483,8 @@ async def refuse_while_stopping(interaction: discord.Interaction) -> None:
     if interaction.type == discord.InteractionType.autocomplete or interaction.response.is_done():
         return
     try:
-        await interaction.response.send_message(bot_messages.RESTARTING, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        lang = message_language(None, str(interaction.locale))
+        await interaction.response.send_message(bot_messages.text("RESTARTING", lang), ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
     except discord.HTTPException:
         log.debug("could not tell a user the bot is restarting", exc_info=True)

@@ -44,6 +44,11 @@ FILTER_HELP = {
 }
 
 
+def _locale(interaction: discord.Interaction) -> str:
+    """The language of fixed text for an interaction with no question to go by: its client's locale."""
+    return message_language(None, str(interaction.locale))
+
+
 def _bot(interaction: discord.Interaction) -> BotSeam:
     return interaction.client  # type: ignore[return-value]
 
@@ -101,8 +106,8 @@ async def ask_about_message(interaction: discord.Interaction, message: discord.M
     """Right-click a message → Apps → Ask paperbot: its text as a question, answered privately (shareable)."""
     question = clean_question(message_text(message))[:QUESTION_MAX]
     if not question:
-        await interaction.response.send_message(bot_messages.EMPTY_MESSAGE, ephemeral=True,
-                                                allowed_mentions=NO_MENTIONS)
+        await interaction.response.send_message(bot_messages.text("EMPTY_MESSAGE", _locale(interaction)),
+                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
     await _answer(interaction, question, private=True, in_conversation=False)
 
@@ -136,7 +141,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
     await interaction.response.defer(thinking=True)
     query = clean_question(query)
     if not query:
-        await respond(interaction, embeds.text_pages(messages.EMPTY_QUESTION))
+        await respond(interaction, embeds.text_pages(messages.text("EMPTY_QUESTION", _locale(interaction))))
         return
     result = await bot.search(query, SEARCH_DEPTH, _filters(author, area, kind, track, keyword))
     key = new_key()
@@ -152,7 +157,8 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     record = await _bot(interaction).find_paper(paper)
     if record is None:
-        await interaction.response.send_message(bot_messages.PAPER_NOT_FOUND.format(query=f"“{embeds.escape(paper)}”"),
+        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{embeds.escape(paper)}”")
+        await interaction.response.send_message(note,
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
     await respond(interaction, embeds.paper_pages(record, message_language(None, str(interaction.locale))),
@@ -192,7 +198,7 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
 @app_commands.describe(author="Start typing a name (accents and case ignored)")
 @app_commands.check(lookup_limited)
 async def author(interaction: discord.Interaction, author: FilterText) -> None:
-    heading = bot_messages.AUTHOR_HEADING.format(author=embeds.escape(author.strip()))
+    heading = bot_messages.text("AUTHOR_HEADING", _locale(interaction), author=embeds.escape(author.strip()))
     await _send_list(interaction, heading, Filters(author=author))
 
 
@@ -200,7 +206,7 @@ async def author(interaction: discord.Interaction, author: FilterText) -> None:
 @app_commands.describe(area="Start typing an area or subarea")
 @app_commands.check(lookup_limited)
 async def area(interaction: discord.Interaction, area: FilterText) -> None:
-    heading = bot_messages.AREA_HEADING.format(area=embeds.escape(area.strip()))
+    heading = bot_messages.text("AREA_HEADING", _locale(interaction), area=embeds.escape(area.strip()))
     await _send_list(interaction, heading, Filters(area=area))
 
 
@@ -213,13 +219,14 @@ async def similar(interaction: discord.Interaction, paper: app_commands.Range[st
     bot = _bot(interaction)
     record = await bot.find_paper(paper)
     if record is None:
-        await interaction.response.send_message(bot_messages.PAPER_NOT_FOUND.format(query=f"“{embeds.escape(paper)}”"),
+        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{embeds.escape(paper)}”")
+        await interaction.response.send_message(note,
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
     await interaction.response.defer(thinking=True)
     found = await bot.similar(record.paper_id, SIMILAR_K) or []
-    heading = bot_messages.SIMILAR_HEADING.format(title=embeds.title_of(record))
-    await respond(interaction, embeds.similar_pages(record, found, heading))
+    heading = bot_messages.text("SIMILAR_HEADING", _locale(interaction), title=embeds.title_of(record))
+    await respond(interaction, embeds.similar_pages(record, found, heading, _locale(interaction)))
 
 
 
@@ -234,34 +241,38 @@ async def related(interaction: discord.Interaction, text: app_commands.Range[str
     if file is not None:
         kind = (file.content_type or "text/plain").split(";")[0].strip().lower()
         if file.size > RELATED_MAX_BYTES or not kind.startswith("text/"):  # refused before anything is read
-            await interaction.response.send_message(bot_messages.RELATED_BAD_FILE.format(kb=RELATED_MAX_BYTES // 1024),
+            note = bot_messages.text("RELATED_BAD_FILE", _locale(interaction), kb=RELATED_MAX_BYTES // 1024)
+            await interaction.response.send_message(note,
                                                     ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
         await interaction.response.defer(thinking=True)
         try:
             body = (body + "\n" + (await file.read()).decode("utf-8-sig")).strip()
         except UnicodeDecodeError:
-            await respond(interaction, embeds.text_pages(
-                bot_messages.RELATED_BAD_FILE.format(kb=RELATED_MAX_BYTES // 1024)), ephemeral=True)
+            note = bot_messages.text("RELATED_BAD_FILE", _locale(interaction), kb=RELATED_MAX_BYTES // 1024)
+            await respond(interaction, embeds.text_pages(note), ephemeral=True)
             return
     elif body:
         await interaction.response.defer(thinking=True)
     if not body:
         if interaction.response.is_done():
-            await respond(interaction, embeds.text_pages(bot_messages.RELATED_EMPTY), ephemeral=True)
+            note = bot_messages.text("RELATED_EMPTY", _locale(interaction))
+            await respond(interaction, embeds.text_pages(note), ephemeral=True)
         else:
-            await interaction.response.send_message(bot_messages.RELATED_EMPTY, ephemeral=True,
+            note = bot_messages.text("RELATED_EMPTY", _locale(interaction))
+            await interaction.response.send_message(note, ephemeral=True,
                                                     allowed_mentions=NO_MENTIONS)
         return
     found = await bot.related(body, SIMILAR_K)
-    await respond(interaction, embeds.similar_pages(None, found, bot_messages.RELATED_HEADING))
+    lang = message_language(body, str(interaction.locale))
+    await respond(interaction, embeds.similar_pages(None, found, bot_messages.text("RELATED_HEADING", lang), lang))
 
 
 @app_commands.command(name="about", description="What this bot knows and how to use it.")
 async def about(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
-    await respond(interaction, embeds.about_pages(await bot.about()), ephemeral=True)
+    await respond(interaction, embeds.about_pages(await bot.about(), _locale(interaction)), ephemeral=True)
 
 
 @app_commands.command(name="reindex", description="Rebuild the paper index from the corpus (admins).")
@@ -272,19 +283,23 @@ async def reindex(interaction: discord.Interaction) -> None:
     bot = _bot(interaction)
     running = bot.reindex_running()
     if running == "elsewhere":
-        await interaction.response.send_message(bot_messages.REINDEX_RUNNING_ELSEWHERE, ephemeral=True,
+        note = bot_messages.text("REINDEX_RUNNING_ELSEWHERE", _locale(interaction))
+        await interaction.response.send_message(note, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         return
     if running == "here":  # keep the promise: this admin hears the result of the rebuild that is running
-        await interaction.response.send_message(bot_messages.REINDEX_RUNNING, ephemeral=True,
+        note = bot_messages.text("REINDEX_RUNNING", _locale(interaction))
+        await interaction.response.send_message(note, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         summary = await bot.reindex()
-        await interaction.followup.send(bot_messages.REINDEX_DONE.format(summary=summary.line()), ephemeral=True,
+        note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=summary.line())
+        await interaction.followup.send(note, ephemeral=True,
                                         allowed_mentions=NO_MENTIONS)
         return
     await interaction.response.defer(thinking=True, ephemeral=True)
     summary = await bot.reindex()
-    await respond(interaction, embeds.text_pages(bot_messages.REINDEX_DONE.format(summary=summary.line())), ephemeral=True)
+    note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=summary.line())
+    await respond(interaction, embeds.text_pages(note), ephemeral=True)
 
 
 def _wire_autocomplete() -> None:

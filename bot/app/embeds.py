@@ -20,6 +20,7 @@ from bot import text
 from bot.app import messages as bot_messages
 from bot.text import plan_slot_heading, slot_line
 from paperbot import bibtex, messages
+from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.text import readable, strip_control
 from retrieval.filters import fold
@@ -224,9 +225,9 @@ def footer_for(answer: Answer) -> str:
     return discord.utils.escape_mentions(text.answer_footer(answer))  # footers show no markdown, but stay inert
 
 
-def _quote(text: str) -> str:
+def _quote(text: str, lang: str = "en") -> str:
     if not text:
-        return f"*{messages.ABSTRACT_PENDING}*"
+        return f"*{messages.text('ABSTRACT_PENDING', lang)}*"
     return f"\u201c{escape(readable(text))}\u201d"
 
 
@@ -260,7 +261,7 @@ def _details(paper: Paper, lang: str) -> str:
 def _hit_field(rank: int, hit: Hit, snippet_limit: int | None = None, lang: str = "en") -> Field:
     snippet = hit.snippet if snippet_limit is None else clip(hit.snippet, snippet_limit)
     return Field(f"[{rank}] {title_of(hit.paper)} · score {hit.score:.2f}",
-                 f"{_quote(snippet)}\n{_details(hit.paper, lang)}")
+                 f"{_quote(snippet, lang)}\n{_details(hit.paper, lang)}")
 
 
 def answer_pages(answer: Answer) -> list[Page]:
@@ -277,7 +278,8 @@ def answer_pages(answer: Answer) -> list[Page]:
         colour = COLOUR_ABSTAIN
     else:
         description = escape(readable(answer.text))
-        fields = [Field(f"[{c.n}] {title_of(c.paper)}", f"{_quote(c.quote)}\n{_details(c.paper, answer.language)}")
+        lang = answer.language
+        fields = [Field(f"[{c.n}] {title_of(c.paper)}", f"{_quote(c.quote, lang)}\n{_details(c.paper, lang)}")
                   for c in answer.citations]
         colour = COLOUR_ANSWER
     return paginate(build_cards(title=title, description=description, fields=fields, footer=footer_for(answer),
@@ -290,17 +292,20 @@ def preview_pages(question: str, text: str) -> list[Page]:
     if len(body) > DESCRIPTION - 2:
         body = _ELLIPSIS + body[-(DESCRIPTION - 2):]
     card = Card(title=clip(f"Q: {escape(question)}", TITLE), description=body or _ELLIPSIS,
-                footer=bot_messages.WRITING, colour=COLOUR_INFO)
+                footer=bot_messages.text("WRITING", message_language(question)), colour=COLOUR_INFO)
     return [Page(cards=(card,))]
 
 
 def sources_pages(answer: Answer) -> list[Page]:
     """Every paper retrieval considered for the answer, with its best sentences."""
+    lang = answer.language
     if not answer.hits:
-        return text_pages(bot_messages.NO_MORE_SOURCES)
-    fields = [_hit_field(n, h, lang=answer.language) for n, h in enumerate(answer.hits, start=1)]
-    return paginate(build_cards(title=clip(f"Sources for: {escape(answer.question)}", TITLE),
-                                description=bot_messages.SOURCES_NOTE, fields=fields, colour=COLOUR_INFO))
+        return text_pages(bot_messages.text("NO_MORE_SOURCES", lang))
+    fields = [_hit_field(n, h, lang=lang) for n, h in enumerate(answer.hits, start=1)]
+    return paginate(build_cards(title=clip(bot_messages.text("SOURCES_FOR", lang, question=escape(answer.question)),
+                                           TITLE),
+                                description=bot_messages.text("SOURCES_NOTE", lang), fields=fields,
+                                colour=COLOUR_INFO))
 
 
 # -- search, papers, about -------------------------------------------------------------------
@@ -316,13 +321,14 @@ def search_page(result: SearchResult, page: int, per_page: int, lang: str = "en"
     if result.notice:
         lines.append(escape(result.notice))
     elif result.abstained:
-        lines += [messages.ABSTAIN, messages.ABSTAIN_CLOSEST]
+        lines += [messages.text("ABSTAIN", lang), messages.text("ABSTAIN_CLOSEST", lang)]
     if total:
-        lines.append(f"Papers {page * per_page + 1}–{page * per_page + len(shown)} of {total}")
+        lines.append(bot_messages.text("PAPERS_RANGE", lang, first=page * per_page + 1,
+                                       last=page * per_page + len(shown), total=total))
     elif not result.notice:
-        lines.append(bot_messages.NO_RESULTS)
+        lines.append(bot_messages.text("NO_RESULTS", lang))
     if result.filters:
-        lines.append(bot_messages.FILTERED_BY.format(filters=escape(result.filters.describe())))
+        lines.append(bot_messages.text("FILTERED_BY", lang, filters=escape(result.filters.describe())))
     fields = [_hit_field(page * per_page + i, h, SNIPPET, lang) for i, h in enumerate(shown, start=1)]
     cards = build_cards(title=f"Search: {escape(result.query)}", description="\n".join(lines), fields=fields,
                         footer=f"page {page + 1}/{pages}", colour=COLOUR_INFO)
@@ -361,7 +367,8 @@ def paper_pages(paper: Paper, lang: str = "en") -> list[Page]:
         fields.append(Field(bot_messages.text("TITLE_ZH", lang), escape(clip(paper.title_zh, FIELD_VALUE - 50))))
     fields.append(Field(bot_messages.text("BIBTEX", lang), bibtex_block(paper)))
     fields.append(Field("Details", f"{escape(paper.where)} · `{paper.paper_id}`"))
-    description = escape(readable(paper.abstract)) if paper.abstract else f"*{messages.ABSTRACT_PENDING}*"
+    description = (escape(readable(paper.abstract)) if paper.abstract
+                   else f"*{messages.text('ABSTRACT_PENDING', lang)}*")
     return paginate(build_cards(title=title_of(paper), description=description, fields=fields, url=link_of(paper),
                                 colour=COLOUR_INFO))
 
@@ -377,15 +384,16 @@ def bibtex_block(paper: Paper) -> str:
     return f"```bibtex\n{body}\n```"
 
 
-def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: int, note: str = "") -> Page:
+def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: int, note: str = "",
+                    lang: str = "en") -> Page:
     """One screen of a list of papers (an author's, an area's): title, link, authors and type."""
     pages = max(1, -(-len(papers) // per_page))
     page = min(max(page, 0), pages - 1)
     shown = papers[page * per_page:(page + 1) * per_page]
     lines = [note] if note else []
     if papers:
-        lines.append(bot_messages.PAPERS_RANGE.format(first=page * per_page + 1, last=page * per_page + len(shown),
-                                                      total=len(papers)))
+        lines.append(bot_messages.text("PAPERS_RANGE", lang, first=page * per_page + 1,
+                                       last=page * per_page + len(shown), total=len(papers)))
     for n, p in enumerate(shown, start=page * per_page + 1):
         url = link_of(p)
         title = f"[{title_of(p)}]({url})" if url else title_of(p)
@@ -396,14 +404,14 @@ def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: 
     return paginate(cards)[0]
 
 
-def similar_pages(paper: Paper | None, similar: Sequence[Similar], heading: str) -> list[Page]:
+def similar_pages(paper: Paper | None, similar: Sequence[Similar], heading: str, lang: str = "en") -> list[Page]:
     """The papers nearest to one paper (or a pasted abstract), best first, with the terms they share."""
     fields = []
     for n, s in enumerate(similar, start=1):
         shared = ", ".join(escape(t) for t in s.shared_terms) or "—"
         fields.append(Field(f"[{n}] {title_of(s.paper)} · score {s.score:.2f}",
-                            f"{bot_messages.SHARED_TERMS.format(terms=shared)}\n{detail_line(s.paper)}"))
-    description = bot_messages.NO_RESULTS if not similar else ""
+                            f"{bot_messages.text('SHARED_TERMS', lang, terms=shared)}\n{detail_line(s.paper)}"))
+    description = bot_messages.text("NO_RESULTS", lang) if not similar else ""
     return paginate(build_cards(title=clip(heading, TITLE), description=description, fields=fields,
                                 url=link_of(paper) if paper is not None else "", colour=COLOUR_INFO))
 
@@ -493,7 +501,7 @@ class AboutInfo:
     types: Mapping[str, int] = field(default_factory=dict)  # papers per presentation type
 
 
-def about_pages(info: AboutInfo) -> list[Page]:
+def about_pages(info: AboutInfo, lang: str = "en") -> list[Page]:
     sources = ", ".join(escape(s) for s in info.sources) or "none yet"
     fields = [
         Field("Papers", f"{info.papers} ({info.chunks} passages)"),
@@ -506,10 +514,11 @@ def about_pages(info: AboutInfo) -> list[Page]:
         fields.append(Field("Areas", clip("\n".join(areas), FIELD_VALUE * 3)))
     fields += [
         Field("Embedding model", escape(info.model)),
-        Field("Language model", escape(info.llm) if info.llm else bot_messages.ABOUT_NO_LLM),
-        Field("How to use", bot_messages.ABOUT_USAGE),
+        Field("Language model", escape(info.llm) if info.llm else bot_messages.text("ABOUT_NO_LLM", lang)),
+        Field("How to use", bot_messages.text("ABOUT_USAGE", lang)),
     ]
-    return paginate(build_cards(title=bot_messages.ABOUT_TITLE, description=bot_messages.ABOUT_INTRO, fields=fields,
+    return paginate(build_cards(title=bot_messages.ABOUT_TITLE, description=bot_messages.text("ABOUT_INTRO", lang),
+                                fields=fields,
                                 colour=COLOUR_INFO))
 
 

@@ -26,7 +26,7 @@ def describe_error(error: BaseException, where: str, lang: str = "en") -> str:
         error = error.original
     if isinstance(error, Refusal):
         log.info("refused %s: %s", where, error)
-        return str(error)
+        return error.message(lang)
     if isinstance(error, app_commands.CheckFailure):
         log.info("check failed for %s: %s", where, error)
         return messages.text("INTERNAL_ERROR", lang)

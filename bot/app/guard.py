@@ -61,7 +61,7 @@ def bot_token(raw: str) -> str:
 def token_problem(token: str) -> str | None:
     """None when `token` looks like a bot token, else the message explaining what to do."""
     if not token:
-        return messages.TOKEN_MISSING
+        return messages.text("TOKEN_MISSING")
     if not _TOKEN_SHAPE.match(token):
-        return messages.TOKEN_MALFORMED
+        return messages.text("TOKEN_MALFORMED")
     return None

@@ -257,11 +257,11 @@ def run_bot(settings: Settings) -> int:
         try:
             await bot.start(token)
         except discord.LoginFailure:
-            print(bot_messages.LOGIN_FAILED, file=sys.stderr)
+            print(bot_messages.text("LOGIN_FAILED"), file=sys.stderr)
             return EXIT_USAGE
         except OSError as exc:  # no network, DNS, proxy, TLS (aiohttp connection errors are OSErrors)
             log.debug("cannot reach Discord", exc_info=True)
-            print(bot_messages.DISCORD_UNREACHABLE.format(reason=_reason(exc)), file=sys.stderr)
+            print(bot_messages.text("DISCORD_UNREACHABLE", reason=_reason(exc)), file=sys.stderr)
             return EXIT_ERROR
         return EXIT_OK
 

@@ -69,6 +69,7 @@ THREAD_SERVERS_ONLY = "Threads can only be started from answers in a server chan
 THREAD_INTRO = ("Ask follow-up questions here and mention me or reply to one of my answers: \"[2]\", "
                 "\"compare 1 and 3\", \"which of these uses GRPO?\", \"and for vision models?\".")
 EMPTY_MESSAGE = "That message has no text for me to answer."
+SOURCES_FOR = "Sources for: {question}"
 CONTEXT_MENU = "Ask paperbot"
 ABOUT_TITLE = "paperbot"
 ABOUT_INTRO = "I answer questions about NeurIPS 2026 paper abstracts, quoting the sentences I rely on."
@@ -227,6 +228,44 @@ ZH = {
     "DIGEST_MORE": "……还有 {more} 篇：`/search {topic}`。",
     "DIGEST_FOOTER": "订阅 #{id} · 用 /watch remove 停止",
     "RESTARTING": "paperbot 正在重启，请一分钟后再问。",
+    "SOURCES_FOR": "来源：{question}",
+    "FILTERED_BY": "只看符合 {filters} 的论文。",
+    "PAPERS_RANGE": "第 {first}–{last} 篇，共 {total} 篇",
+    "SHARED_TERMS": "共同的关键词：{terms}",
+    "AUTHOR_HEADING": "{author} 的论文",
+    "AREA_HEADING": "{area} 领域的论文",
+    "SIMILAR_HEADING": "与之相似的论文：{title}",
+    "RELATED_HEADING": "与你的文字相关的论文",
+    "RELATED_EMPTY": "请粘贴一段文字（例如你项目的摘要），或附上一个 .txt 文件。",
+    "RELATED_BAD_FILE": "请附上不超过 {kb} KB 的 UTF-8 .txt 文件。",
+    "SHARED_BY": "由 {user} 分享",
+    "BIBTEX_LABEL": "BibTeX",
+    "CALENDAR_LABEL": "日历",
+    "WATCH_LINE": "#{id} · {topic} · {where}",
+    "RATE_LIMITED": "你提问太快了，我来不及读。请 {seconds} 秒后再试。",
+    "GUILD_NOT_ALLOWED": "这个机器人没有在本服务器启用。",
+    "NOT_ADMIN": "只有服务器管理员（拥有“管理服务器”权限或 {role} 身份组）可以重建索引。",
+    "NOT_ADMIN_NO_ROLE": "只有服务器管理员（拥有“管理服务器”权限）可以重建索引。",
+    "REINDEX_RUNNING": "索引正在重建；完成后我会把结果发在这里。",
+    "REINDEX_RUNNING_ELSEWHERE": "索引正在重建，请等它完成后再试。",
+    "REINDEX_SERVERS_ONLY": "`/reindex` 只能在服务器中由管理员运行。",
+    "REINDEX_DONE": "索引已重建：{summary}",
+    "PAPER_NOT_FOUND": "没有论文匹配 {query}。请输入标签或编号，并从列表中选择。",
+    "RESULT_GONE": "这个结果太旧了，我无法重建。请重新提问。",
+    "THREAD_NAME": "后续问题",
+    "THREAD_STARTED": "已创建子区：{thread}。请在那里继续提问。",
+    "THREAD_EXISTS": "这个回答已经有子区了：{thread}。",
+    "THREAD_FORBIDDEN": "我没有在这个频道创建子区的权限。",
+    "THREAD_SERVERS_ONLY": "只能从服务器频道中的回答创建子区。",
+    "THREAD_INTRO": ("在这里继续提问，并提及我或回复我的某个回答：“[2]”、“比较 1 和 3”、“其中哪篇用了 GRPO？”、"
+                     "“那视觉模型呢？”。"),
+    "EMPTY_MESSAGE": "这条消息没有可以回答的文字。",
+    "ABOUT_INTRO": "我回答关于 NeurIPS 2026 论文摘要的问题，并引用我所依据的原句。",
+    "ABOUT_NO_LLM": "未配置（回答是原文中最相关的句子）",
+    "ABOUT_USAGE": ("用 `/ask` 提问（加 `private` 只有你能看到回答），`/search` 查找论文，`/paper` 查看完整摘要；"
+                    "都可以用 `author`、`area`、`type`、`track` 和 `keyword` 筛选。`/author` 和 `/area` 列出论文，"
+                    "`/similar` 查找相似论文，`/related` 查找与你自己的摘要相近的论文。也可以私信我提问，或在频道里 @我；"
+                    "回复某个回答（或在它的子区里）继续追问，右键消息 → Apps → 问 paperbot。"),
 }
 
 

@@ -124,9 +124,15 @@ class _Persistent:
         raise NotImplementedError
 
 
-async def _gone(interaction: discord.Interaction, text: str = messages.RESULT_GONE) -> None:
-    """A short private note (into the deferred response when there is one)."""
-    await respond(interaction, embeds.text_pages(text), ephemeral=True)
+def _lang(interaction: discord.Interaction) -> str:
+    """The language of what a click shows: that of the question on the message clicked, else the user's locale."""
+    question = _title_text(interaction.message, "Q: ") if interaction.message else None
+    return message_language(question, str(interaction.locale))
+
+
+async def _gone(interaction: discord.Interaction, name: str = "RESULT_GONE", **fields) -> None:
+    """A short private note, the message `name` in the clicker's language (into the deferred response if any)."""
+    await respond(interaction, embeds.text_pages(messages.text(name, _lang(interaction), **fields)), ephemeral=True)
 
 
 class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
@@ -176,7 +182,7 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
         # The message says whether it was shared (its Share button is disabled once it is), so a restart
         # changes nothing; the memory only guards two clicks at once, before the first one's edit lands.
         if message is None or _shared(message) or not bot.mark_shared(message.id):
-            await _gone(interaction, messages.ALREADY_SHARED)
+            await _gone(interaction, "ALREADY_SHARED")
             return
         answer = bot.recall(self.key)
         listing = listing_from_message(message)
@@ -191,7 +197,7 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
         await interaction.response.edit_message(
             view=answer_view(self.key, ids, hits=hits, ephemeral=True, thread=False, abstained=abstained, shared=True),
             allowed_mentions=NO_MENTIONS)
-        by = embeds.escape(messages.SHARED_BY.format(user=interaction.user.display_name))
+        by = embeds.escape(messages.text("SHARED_BY", _lang(interaction), user=interaction.user.display_name))
         pages[0] = embeds.Page(content=by, cards=pages[0].cards)
         view = answer_view(self.key, ids, hits=hits, ephemeral=False, thread=interaction.guild is not None,
                            abstained=abstained)
@@ -247,22 +253,23 @@ class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], te
     async def run(self, interaction: discord.Interaction) -> None:
         message = interaction.message
         if message is None or interaction.guild is None:
-            await _gone(interaction, messages.THREAD_SERVERS_ONLY)
+            await _gone(interaction, "THREAD_SERVERS_ONLY")
             return
-        question = _title_text(message, "Q: ") or messages.THREAD_NAME
+        lang = _lang(interaction)
+        question = _title_text(message, "Q: ") or messages.text("THREAD_NAME", lang)
         await interaction.response.defer(thinking=True, ephemeral=True)
         try:
             thread = await message.create_thread(name=embeds.clip(question, 100), auto_archive_duration=1440)
         except discord.Forbidden:
-            await _gone(interaction, messages.THREAD_FORBIDDEN)
+            await _gone(interaction, "THREAD_FORBIDDEN")
             return
         except discord.HTTPException as exc:
             if exc.code != 160004:  # a thread was already started from this message
                 raise
-            await _gone(interaction, messages.THREAD_EXISTS.format(thread=f"<#{message.id}>"))
+            await _gone(interaction, "THREAD_EXISTS", thread=f"<#{message.id}>")
             return
-        await thread.send(messages.THREAD_INTRO, allowed_mentions=NO_MENTIONS)
-        await _gone(interaction, messages.THREAD_STARTED.format(thread=thread.mention))
+        await thread.send(messages.text("THREAD_INTRO", lang), allowed_mentions=NO_MENTIONS)
+        await _gone(interaction, "THREAD_STARTED", thread=thread.mention)
 
 
 class _Paging(_Persistent):

@@ -82,7 +82,8 @@ async def plan(interaction: discord.Interaction, topic: app_commands.Range[str, 
     if file is not None:
         kind = (file.content_type or "text/plain").split(";")[0].strip().lower()
         if file.size > PLAN_MAX_BYTES or not kind.startswith("text/"):
-            await interaction.response.send_message(bot_messages.RELATED_BAD_FILE.format(kb=PLAN_MAX_BYTES // 1024),
+            await interaction.response.send_message(bot_messages.text("RELATED_BAD_FILE", _lang(interaction),
+                                                                      kb=PLAN_MAX_BYTES // 1024),
                                                     ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
     if not (body or file or saved):
@@ -94,7 +95,8 @@ async def plan(interaction: discord.Interaction, topic: app_commands.Range[str, 
         try:
             body = (body + "\n" + (await file.read()).decode("utf-8-sig")).strip()
         except UnicodeDecodeError:
-            await _private(interaction, bot_messages.RELATED_BAD_FILE.format(kb=PLAN_MAX_BYTES // 1024))
+            await _private(interaction, bot_messages.text("RELATED_BAD_FILE", _lang(interaction),
+                                                          kb=PLAN_MAX_BYTES // 1024))
             return
     if saved:
         papers = await bot.saved_papers(interaction.user.id)
@@ -245,7 +247,7 @@ class SavedPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
 
 class SavedExport(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:svx:(?P<fmt>bib|ics)"):
     def __init__(self, fmt: str) -> None:
-        label = bot_messages.BIBTEX_LABEL if fmt == "bib" else bot_messages.CALENDAR_LABEL
+        label = bot_messages.text("BIBTEX_LABEL" if fmt == "bib" else "CALENDAR_LABEL")  # buttons: pressed by label
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, custom_id=f"pb:svx:{fmt}"))
         self.fmt = fmt
 
@@ -308,8 +310,8 @@ async def watch_list(interaction: discord.Interaction) -> None:
         await _private(interaction, bot_messages.text("WATCH_NONE", lang))
         return
     dm = bot_messages.text("WATCH_DM", lang)
-    lines = [bot_messages.WATCH_LINE.format(id=w.id, topic=embeds.escape(w.topic),
-                                            where=f"<#{w.channel_id}>" if w.channel_id else dm) for w in mine]
+    lines = [bot_messages.text("WATCH_LINE", lang, id=w.id, topic=embeds.escape(w.topic),
+                               where=f"<#{w.channel_id}>" if w.channel_id else dm) for w in mine]
     await _private(interaction, f"**{bot_messages.text('WATCH_LIST_HEADING', lang)}**\n" + "\n".join(lines))
 
 

@@ -302,3 +302,29 @@ async def test_ask_paperbot_on_a_bot_answer_asks_its_question(make_bot, library)
     assert answer_of(other)["embeds"][0]["title"].startswith("Q: Weekly digest continuous numerical")
     assert cited(answer_of(other))[0] == "NV-CoT"
     assert_calls_ok(ex.calls + other.calls)
+
+
+async def test_a_chinese_user_reads_every_fixed_text_in_chinese(make_bot, library):
+    from paperbot import messages as core
+
+    async with Harness(make_bot()) as h:
+        private = answer_of(await h.slash("ask", question="稀疏掩码 sparse masks", private=True, locale="zh-CN"))
+        assert "模式：原文摘录" in private["embeds"][-1]["footer"]["text"]
+        sources = answer_of(await h.click(private, "More sources"))
+        shared = await h.click(private, "Share in channel")
+        again = await h.click(h.messages[int(private["id"])], "Share in channel")
+        public = answer_of(await h.slash("ask", question="稀疏掩码 sparse masks", locale="zh-CN"))
+        thread = await h.click(public, "Discuss in thread")
+        empty = h.payloads.message_command(bot_messages.CONTEXT_MENU,
+                                           h.payloads.message_payload("\u200b", user=BOB, dm=False))
+        empty["locale"] = "zh-CN"
+        no_text = await h.wait(h.feed_interaction(empty))
+    assert sources["embeds"][0]["description"] == bot_messages.ZH["SOURCES_NOTE"]
+    assert sources["embeds"][0]["title"].startswith("来源：")
+    assert shared.calls[-1].json["content"] == "由 Alice 分享"
+    assert again.calls[-1].json["data"]["content"] == bot_messages.ZH["ALREADY_SHARED"]
+    intro, note = thread.calls[-2], thread.calls[-1]
+    assert intro.json["content"] == bot_messages.ZH["THREAD_INTRO"]
+    assert note.json["content"].startswith("已创建子区")
+    assert no_text.calls[0].json["data"]["content"] == bot_messages.ZH["EMPTY_MESSAGE"]
+    assert core.ZH["ABSTRACT_PENDING"] and bot_messages.ZH["RESULT_GONE"].startswith("这个结果太旧")

@@ -92,7 +92,7 @@ async def test_chinese_locale_and_chinese_question_get_chinese_fixed_text(make_b
     assert empty.calls[-1].json["content"] == messages.ZH["EMPTY_QUESTION"]
     embed = chinese.calls[-1].json["embeds"][0]
     assert embed["description"].startswith(messages.ZH["ABSTAIN"])
-    assert embed["footer"]["text"].startswith("模式：extractive")
+    assert embed["footer"]["text"].startswith("模式：原文摘录")
     # An English question gets English text whatever the client's language.
     assert english.calls[-1].json["embeds"][0]["description"].startswith(messages.ABSTAIN)
 
