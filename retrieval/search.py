@@ -328,7 +328,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def _z(x: np.ndarray) -> np.ndarray:
-    std = float(x.std())
-    if x.size < 2 or std < 1e-9:
+    std = float(x.std()) if x.size >= 2 else 0.0  # no candidates (a view older than the store) scores nothing
+    if std < 1e-9:
         return np.zeros_like(x, dtype=np.float32)
     return ((x - x.mean()) / std).astype(np.float32)
