@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 import textwrap
 
-from bot.text import answer_footer, paper_details, paper_link, paper_title, plan_slot_heading, slot_line
+from bot.text import (
+    answer_footer,
+    paper_details,
+    paper_link,
+    paper_title,
+    plan_slot_heading,
+    plan_summary,
+    slot_line,
+)
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper
@@ -111,14 +119,7 @@ def render_similar_text(heading: str, similar: list[Similar]) -> str:
 
 def render_plan_text(plan: Plan, lang: str = "en") -> str:
     """The plan day by day: each slot's time, session and place (clashes marked), then its papers."""
-    lines = [messages.text("PLAN_HEADING", lang, query=plan.query)]
-    if plan.abstained:
-        lines.append(messages.text("ABSTAIN", lang))
-    if not plan.slots:
-        day = messages.text("PLAN_EMPTY_DAY", lang, day=plan.day) if plan.day else ""
-        lines.append(messages.text("PLAN_EMPTY", lang, day=day))
-    else:
-        lines.append(messages.text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots)))
+    lines = [messages.text("PLAN_HEADING", lang, query=plan.query), *plan_summary(plan, lang)]
     day = None
     for s in plan.slots:
         if s.day != day:

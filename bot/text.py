@@ -8,6 +8,7 @@ import re
 from paperbot.messages import text
 from paperbot.records import Paper, Slot
 from paperbot.text import readable
+from retrieval.plan import Plan
 from retrieval.types import Answer
 
 _SAFE_URL = re.compile(r"https?://[^\s<>\"'`]+")
@@ -64,6 +65,15 @@ def slot_line(slot: Slot, lang: str = "en") -> str:
     """"Oral Session 2B · Tue 10:00 · Hall A", "Poster Session 3 · Wed 11:00 · #1234" (room when no number)."""
     place = poster_number(slot, lang) if slot.kind == "poster" and slot.poster_position else slot.room
     return " · ".join(p for p in (slot.session or slot.kind, slot_time(slot, lang), place) if p)
+
+
+def plan_summary(plan: Plan, lang: str = "en") -> list[str]:
+    """The lines that open a plan: an abstention, "nothing planned" (for the day asked), or its size."""
+    lines = [text("ABSTAIN", lang)] if plan.abstained else []
+    if not plan.slots:
+        day = text("PLAN_EMPTY_DAY", lang, day=plan.day) if plan.day else ""
+        return [*lines, text("PLAN_EMPTY", lang, day=day)]
+    return [*lines, text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots))]
 
 
 def plan_slot_heading(slot, lang: str = "en") -> str:  # slot: retrieval.plan.PlanSlot

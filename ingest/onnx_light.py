@@ -121,17 +121,10 @@ class OnnxEncoder:
     def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
         return self.encode_spans(texts, [[] for _ in texts], batch_size, normalize_embeddings)[0]
 
-    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
-                     normalize_embeddings: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Text vectors, and for each text the mean of its token vectors over each character span.
-
-        A span vector is a sentence read in the context of its chunk, from the same
-        forward pass: snippets cost nothing extra at ingest. A span with no token
-        inside the model's window gets a zero vector.
-        """
-        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths share a batch: less padding
-        out = np.zeros((len(texts), 0), dtype=np.float32)
-        span_out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
+    def _forward(self, texts: list[str], batch_size: int):
+        """(text indices, their encodings, the model's token vectors) per batch, longest texts first:
+        similar lengths share a batch, so there is less padding."""
+        order = np.argsort([-len(t) for t in texts], kind="stable")
         for start in range(0, len(texts), batch_size):
             idx = order[start:start + batch_size]
             encs = self._batch_tok.encode_batch([texts[i] for i in idx])
@@ -141,7 +134,20 @@ class OnnxEncoder:
                 "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
             }
             (hidden,) = self.session.run(["last_hidden_state"], {n: feed[n] for n in self._inputs})
-            mask = feed["attention_mask"][..., None].astype(np.float32)
+            yield idx, encs, hidden
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
+                     normalize_embeddings: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Text vectors, and for each text the mean of its token vectors over each character span.
+
+        A span vector is a sentence read in the context of its chunk, from the same
+        forward pass: snippets cost nothing extra at ingest. A span with no token
+        inside the model's window gets a zero vector.
+        """
+        out = np.zeros((len(texts), 0), dtype=np.float32)
+        span_out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
+        for idx, encs, hidden in self._forward(texts, batch_size):
+            mask = np.asarray([e.attention_mask for e in encs], dtype=np.float32)[..., None]
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
             if out.shape[1] == 0:
                 out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
@@ -160,16 +166,7 @@ class OnnxEncoder:
         The token vectors are those the sentence vector is pooled from, from one forward pass.
         """
         out: list[tuple[list[tuple[int, int]], np.ndarray]] = [([], np.zeros((0, 0), dtype=np.float32))] * len(texts)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), batch_size):
-            idx = order[start:start + batch_size]
-            encs = self._batch_tok.encode_batch([texts[i] for i in idx])
-            feed = {
-                "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
-                "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
-                "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
-            }
-            (hidden,) = self.session.run(["last_hidden_state"], {n: feed[n] for n in self._inputs})
+        for idx, encs, hidden in self._forward(texts, batch_size):
             for row, (i, enc) in enumerate(zip(idx, encs)):
                 out[i] = real_tokens(hidden[row], enc.offsets, enc.attention_mask)
         return out

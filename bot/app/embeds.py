@@ -428,14 +428,7 @@ def plan_page(plan: Plan, page: int, lang: str = "en") -> Page:
     days = plan.days()
     pages = plan_page_count(plan)
     page = min(max(page, 0), pages - 1)
-    lines: list[str] = []
-    if plan.abstained:
-        lines.append(messages.text("ABSTAIN", lang))
-    if not plan.slots:
-        day = messages.text("PLAN_EMPTY_DAY", lang, day=plan.day) if plan.day else ""
-        lines.append(messages.text("PLAN_EMPTY", lang, day=day))
-    else:
-        lines.append(messages.text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots)))
+    lines: list[str] = text.plan_summary(plan, lang)
     shown = [s for s in plan.slots if days and s.day == days[page]]
     if shown:
         lines.append(f"**{escape(_day_name(shown[0], lang))}**")
