@@ -50,6 +50,7 @@ from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
 from retrieval.plan import Plan, plan_for
 from retrieval.qa import answer_question, search_follow_up
+from retrieval.translate import english_query
 from retrieval.types import Answer, SearchResult, Similar
 
 if TYPE_CHECKING:
@@ -235,8 +236,12 @@ class PaperBot(discord.Client):
     # -- questions ---------------------------------------------------------------------------
 
     async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
+        """/search: a Chinese query is searched in English (retrieval/translate.py); `result.query` says so."""
+        def run() -> SearchResult:
+            return self.library.search(english_query(query), k, filters)
+
         async with self.work:
-            return await asyncio.to_thread(self.library.search, query, k, filters)
+            return await asyncio.to_thread(run)
 
     async def similar(self, paper_id: str, k: int) -> list[Similar] | None:
         async with self.work:

@@ -328,3 +328,13 @@ async def test_a_chinese_user_reads_every_fixed_text_in_chinese(make_bot, librar
     assert note.json["content"].startswith("已创建子区")
     assert no_text.calls[0].json["data"]["content"] == bot_messages.ZH["EMPTY_MESSAGE"]
     assert core.ZH["ABSTRACT_PENDING"] and bot_messages.ZH["RESULT_GONE"].startswith("这个结果太旧")
+
+
+async def test_search_in_chinese_is_searched_in_english(make_bot, library):
+    async with Harness(make_bot()) as h:
+        ex = await h.slash("search", query="稀疏掩码", locale="zh-CN")
+    page = answer_of(ex)
+    assert library.searches[-1] == "sparse mask"
+    assert page["embeds"][0]["title"] == "Search: sparse mask"  # what was searched, read back by Next / Previous
+    assert any("Masks" in f["name"] for f in page["embeds"][0]["fields"])
+    assert page["embeds"][0]["description"].startswith("第 1–")
