@@ -190,7 +190,7 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
         return
     key = new_key()
     bot.remember(key, (heading, papers))
-    await respond(interaction, [embeds.paper_list_page(heading, papers, 0, LIST_PAGE)],
+    await respond(interaction, [embeds.paper_list_page(heading, papers, 0, LIST_PAGE, lang=_locale(interaction))],
                   view=list_view(key, len(papers), 0, LIST_PAGE, interaction.user.id))
 
 

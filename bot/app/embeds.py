@@ -331,7 +331,8 @@ def search_page(result: SearchResult, page: int, per_page: int, lang: str = "en"
         lines.append(bot_messages.text("FILTERED_BY", lang, filters=escape(result.filters.describe())))
     fields = [_hit_field(page * per_page + i, h, SNIPPET, lang) for i, h in enumerate(shown, start=1)]
     cards = build_cards(title=f"Search: {escape(result.query)}", description="\n".join(lines), fields=fields,
-                        footer=f"page {page + 1}/{pages}", colour=COLOUR_INFO)
+                        footer=bot_messages.text("PAGE_FOOTER", lang, page=page + 1, pages=pages),
+                        colour=COLOUR_INFO)
     return paginate(cards)[0]
 
 
@@ -347,26 +348,27 @@ def paper_pages(paper: Paper, lang: str = "en") -> list[Page]:
     if paper.authors:
         names = [f"{a} ({inst})" if inst else a
                  for a, inst in zip(paper.authors, paper.affiliations or ("",) * len(paper.authors))]
-        fields.append(Field("Authors", escape(clip(", ".join(names), FIELD_VALUE - 50))))
+        fields.append(Field(bot_messages.text("FIELD_AUTHORS", lang), escape(clip(", ".join(names), FIELD_VALUE - 50))))
     kind = " · ".join(escape(v) for v in (paper.presentation, paper.track) if v)
     if kind:
-        fields.append(Field("Type", kind))
+        fields.append(Field(bot_messages.text("FIELD_TYPE", lang), kind))
     area = " → ".join(escape(v) for v in (paper.area, paper.subarea) if v)
     if area:
-        fields.append(Field("Area", area))
+        fields.append(Field(bot_messages.text("FIELD_AREA", lang), area))
     if paper.keywords:
-        fields.append(Field("Keywords", escape(clip(", ".join(paper.keywords), FIELD_VALUE - 50))))
+        keywords = escape(clip(", ".join(paper.keywords), FIELD_VALUE - 50))
+        fields.append(Field(bot_messages.text("FIELD_KEYWORDS", lang), keywords))
     if paper.tldr:
         fields.append(Field("TL;DR", escape(clip(readable(paper.tldr), FIELD_VALUE - 50))))
     if paper.venue:
-        fields.append(Field("Venue", escape(paper.venue)))
+        fields.append(Field(bot_messages.text("FIELD_VENUE", lang), escape(paper.venue)))
     links = [u for u in map(text.safe_url, (paper.url, paper.pdf_url, paper.site_url, *paper.links)) if u]
     if links:
-        fields.append(Field("Links", "\n".join(dict.fromkeys(links))))
+        fields.append(Field(bot_messages.text("FIELD_LINKS", lang), "\n".join(dict.fromkeys(links))))
     if paper.title_zh:
         fields.append(Field(bot_messages.text("TITLE_ZH", lang), escape(clip(paper.title_zh, FIELD_VALUE - 50))))
     fields.append(Field(bot_messages.text("BIBTEX", lang), bibtex_block(paper)))
-    fields.append(Field("Details", f"{escape(paper.where)} · `{paper.paper_id}`"))
+    fields.append(Field(bot_messages.text("FIELD_DETAILS", lang), f"{escape(paper.where)} · `{paper.paper_id}`"))
     description = (escape(readable(paper.abstract)) if paper.abstract
                    else f"*{messages.text('ABSTRACT_PENDING', lang)}*")
     return paginate(build_cards(title=title_of(paper), description=description, fields=fields, url=link_of(paper),
@@ -399,7 +401,8 @@ def paper_list_page(heading: str, papers: Sequence[Paper], page: int, per_page: 
         title = f"[{title_of(p)}]({url})" if url else title_of(p)
         extra = " · ".join(escape(v) for v in (clip(p.authors_line, 120), p.presentation) if v)
         lines.append(f"**{n}.** {title}" + (f"\n{extra}" if extra else ""))
-    cards = build_cards(title=clip(heading, TITLE), description="\n".join(lines), footer=f"page {page + 1}/{pages}",
+    cards = build_cards(title=clip(heading, TITLE), description="\n".join(lines),
+                        footer=bot_messages.text("PAGE_FOOTER", lang, page=page + 1, pages=pages),
                         colour=COLOUR_INFO)
     return paginate(cards)[0]
 

@@ -70,6 +70,15 @@ THREAD_INTRO = ("Ask follow-up questions here and mention me or reply to one of 
                 "\"compare 1 and 3\", \"which of these uses GRPO?\", \"and for vision models?\".")
 EMPTY_MESSAGE = "That message has no text for me to answer."
 SOURCES_FOR = "Sources for: {question}"
+PAGE_FOOTER = "page {page}/{pages}"
+# The fields of /paper.
+FIELD_AUTHORS = "Authors"
+FIELD_TYPE = "Type"
+FIELD_AREA = "Area"
+FIELD_KEYWORDS = "Keywords"
+FIELD_VENUE = "Venue"
+FIELD_LINKS = "Links"
+FIELD_DETAILS = "Details"
 CONTEXT_MENU = "Ask paperbot"
 ABOUT_TITLE = "paperbot"
 ABOUT_INTRO = "I answer questions about NeurIPS 2026 paper abstracts, quoting the sentences I rely on."
@@ -229,6 +238,14 @@ ZH = {
     "DIGEST_FOOTER": "订阅 #{id} · 用 /watch remove 停止",
     "RESTARTING": "paperbot 正在重启，请一分钟后再问。",
     "SOURCES_FOR": "来源：{question}",
+    "PAGE_FOOTER": "第 {page}/{pages} 页",
+    "FIELD_AUTHORS": "作者",
+    "FIELD_TYPE": "类型",
+    "FIELD_AREA": "领域",
+    "FIELD_KEYWORDS": "关键词",
+    "FIELD_VENUE": "会议",
+    "FIELD_LINKS": "链接",
+    "FIELD_DETAILS": "出处",
     "FILTERED_BY": "只看符合 {filters} 的论文。",
     "PAPERS_RANGE": "第 {first}–{last} 篇，共 {total} 篇",
     "SHARED_TERMS": "共同的关键词：{terms}",

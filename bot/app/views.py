@@ -384,7 +384,8 @@ class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
         page = min(self.page, max(1, -(-len(papers) // self.k)) - 1)
         mine = self.mine(interaction)
         owner = self.owner if mine else interaction.user.id
-        await self.show(interaction, mine, embeds.paper_list_page(heading, papers, page, self.k),
+        shown = embeds.paper_list_page(heading, papers, page, self.k, lang=_lang(interaction))
+        await self.show(interaction, mine, shown,
                         list_view(self.key, len(papers), page, self.k, owner))
 
 

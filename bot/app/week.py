@@ -147,7 +147,8 @@ async def _saved_page(interaction: discord.Interaction, page: int) -> tuple[embe
         return embeds.text_pages(bot_messages.text("SAVED_EMPTY", lang))[0], None
     pages = max(1, -(-len(papers) // SAVED_PAGE))
     page = min(max(page, 0), pages - 1)
-    shown = embeds.paper_list_page(bot_messages.text("SAVED_HEADING", lang), papers, page, SAVED_PAGE)
+    shown = embeds.paper_list_page(bot_messages.text("SAVED_HEADING", lang), papers, page, SAVED_PAGE,
+                                   lang=lang)
     view = discord.ui.View(timeout=None)
     if pages > 1:
         view.add_item(SavedPager("p", page - 1, disabled=page <= 0))

@@ -338,3 +338,4 @@ async def test_search_in_chinese_is_searched_in_english(make_bot, library):
     assert page["embeds"][0]["title"] == "Search: sparse mask"  # what was searched, read back by Next / Previous
     assert any("Masks" in f["name"] for f in page["embeds"][0]["fields"])
     assert page["embeds"][0]["description"].startswith("第 1–")
+    assert page["embeds"][-1]["footer"]["text"].startswith("第 1/") and page["embeds"][-1]["footer"]["text"].endswith("页")
