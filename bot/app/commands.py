@@ -148,7 +148,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
     bot.remember(key, result)
     lang = message_language(query, str(interaction.locale))
     await respond(interaction, [embeds.search_page(result, 0, k, lang)],
-                  view=search_view(key, result, 0, k, interaction.user.id))
+                  view=search_view(key, result, 0, k, interaction.user.id, lang))
 
 
 @app_commands.command(name="paper", description="The whole abstract of one paper.")
@@ -162,7 +162,7 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
     await respond(interaction, embeds.paper_pages(record, message_language(None, str(interaction.locale))),
-                  view=paper_view(record.paper_id))
+                  view=paper_view(record.paper_id, message_language(None, str(interaction.locale))))
 
 
 async def paper_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -191,7 +191,8 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
     key = new_key()
     bot.remember(key, (heading, papers))
     await respond(interaction, [embeds.paper_list_page(heading, papers, 0, LIST_PAGE, lang=_locale(interaction))],
-                  view=list_view(key, len(papers), 0, LIST_PAGE, interaction.user.id))
+                  view=list_view(key, len(papers), 0, LIST_PAGE, interaction.user.id,
+                                 message_language(None, str(interaction.locale))))
 
 
 @app_commands.command(name="author", description="The papers of one author.")

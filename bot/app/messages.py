@@ -21,6 +21,11 @@ SCHEDULE = "When and where"
 TITLE_ZH = "Chinese title"
 BIBTEX = "BibTeX"
 SAVE_LABEL = "Save"
+MORE_SOURCES_LABEL = "More sources"
+SHARE_LABEL = "Share in channel"
+THREAD_LABEL = "Discuss in thread"
+PREVIOUS_LABEL = "Previous"
+NEXT_LABEL = "Next"
 SAVED_NEW = "Saved {new} of {count} papers; your list has {total}. `/saved list` shows it."
 SAVED_HEADING = "Your saved papers"
 SAVED_EMPTY = "You have no saved papers yet: press Save under an answer or a paper."
@@ -211,6 +216,11 @@ ZH = {
     "TITLE_ZH": "中文标题",
     "BIBTEX": "BibTeX 引用",
     "SAVE_LABEL": "收藏",
+    "MORE_SOURCES_LABEL": "更多来源",
+    "SHARE_LABEL": "分享到频道",
+    "THREAD_LABEL": "在子区讨论",
+    "PREVIOUS_LABEL": "上一页",
+    "NEXT_LABEL": "下一页",
     "SAVED_NEW": "已收藏 {count} 篇中的 {new} 篇；你的列表共 {total} 篇。`/saved list` 可查看。",
     "SAVED_HEADING": "你收藏的论文",
     "SAVED_EMPTY": "你还没有收藏论文：在回答或论文下点“收藏”。",

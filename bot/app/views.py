@@ -137,10 +137,10 @@ async def _gone(interaction: discord.Interaction, name: str = "RESULT_GONE", **f
 
 class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
                   template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<mark>~?)(?P<ids>[A-Za-z0-9._,-]*)"):
-    def __init__(self, key: str, ids: tuple[str, ...] = (), abstained: bool = False) -> None:
+    def __init__(self, key: str, ids: tuple[str, ...] = (), abstained: bool = False, lang: str = "en") -> None:
         prefix = f"pb:src:{key}:{'~' if abstained else ''}"
-        super().__init__(discord.ui.Button(label="More sources", style=discord.ButtonStyle.secondary,
-                                           custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
+        super().__init__(discord.ui.Button(label=messages.text("MORE_SOURCES_LABEL", lang),
+                                           style=discord.ButtonStyle.secondary, custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
         self.key = key
 
     @classmethod
@@ -166,8 +166,8 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
 
 
 class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:share:(?P<key>[0-9a-f]{8})"):
-    def __init__(self, key: str, *, disabled: bool = False) -> None:
-        super().__init__(discord.ui.Button(label="Share in channel", style=discord.ButtonStyle.primary,
+    def __init__(self, key: str, *, disabled: bool = False, lang: str = "en") -> None:
+        super().__init__(discord.ui.Button(label=messages.text("SHARE_LABEL", lang), style=discord.ButtonStyle.primary,
                                            custom_id=f"pb:share:{key}", disabled=disabled))
         self.key = key
 
@@ -195,21 +195,22 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
             hits = listing is not None
         # First mark the private answer as shared (its Share button disabled), then post the public copy.
         await interaction.response.edit_message(
-            view=answer_view(self.key, ids, hits=hits, ephemeral=True, thread=False, abstained=abstained, shared=True),
+            view=answer_view(self.key, ids, hits=hits, ephemeral=True, thread=False, abstained=abstained, shared=True,
+                             lang=_lang(interaction)),
             allowed_mentions=NO_MENTIONS)
         by = embeds.escape(messages.text("SHARED_BY", _lang(interaction), user=interaction.user.display_name))
         pages[0] = embeds.Page(content=by, cards=pages[0].cards)
         view = answer_view(self.key, ids, hits=hits, ephemeral=False, thread=interaction.guild is not None,
-                           abstained=abstained)
+                           abstained=abstained, lang=_lang(interaction))
         await respond(interaction, pages, ephemeral=False, view=view)
 
 
 class SavePapers(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:save:(?P<ids>[A-Za-z0-9._,-]+)"):
     """Save: the papers in the custom_id go to the clicking user's saved list (kept across restarts)."""
 
-    def __init__(self, ids: tuple[str, ...]) -> None:
+    def __init__(self, ids: tuple[str, ...], lang: str = "en") -> None:
         prefix = "pb:save:"
-        super().__init__(discord.ui.Button(label=messages.SAVE_LABEL, style=discord.ButtonStyle.success,
+        super().__init__(discord.ui.Button(label=messages.text("SAVE_LABEL", lang), style=discord.ButtonStyle.success,
                                            custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
         self.ids = tuple(i for i in self.item.custom_id[len(prefix):].split(",") if i)
 
@@ -231,19 +232,19 @@ def can_save(ids: tuple[str, ...]) -> bool:
     return bool(_ids_part(ids, CUSTOM_ID - len("pb:save:")))
 
 
-def paper_view(paper_id: str) -> discord.ui.View | None:
+def paper_view(paper_id: str, lang: str = "en") -> discord.ui.View | None:
     """Under /paper: Save."""
     if not can_save((paper_id,)):
         return None
     view = discord.ui.View(timeout=None)
-    view.add_item(SavePapers((paper_id,)))
+    view.add_item(SavePapers((paper_id,), lang))
     return view
 
 
 class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:thread"):
-    def __init__(self) -> None:
-        super().__init__(discord.ui.Button(label="Discuss in thread", style=discord.ButtonStyle.secondary,
-                                           custom_id="pb:thread"))
+    def __init__(self, lang: str = "en") -> None:
+        super().__init__(discord.ui.Button(label=messages.text("THREAD_LABEL", lang),
+                                           style=discord.ButtonStyle.secondary, custom_id="pb:thread"))
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
@@ -277,8 +278,9 @@ class _Paging(_Persistent):
 
     prefix = ""
 
-    def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False) -> None:
-        label = "Previous" if direction == "p" else "Next"
+    def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False,
+                 lang: str = "en") -> None:
+        label = messages.text("PREVIOUS_LABEL" if direction == "p" else "NEXT_LABEL", lang)
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
                                            custom_id=f"{self.prefix}:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
         self.key, self.page, self.k, self.owner = key, max(page, 0), k, owner
@@ -304,12 +306,13 @@ class _Paging(_Persistent):
             await interaction.response.send_message(**kwargs, ephemeral=True)
 
 
-def _pager_view(item: type[_Paging], key: str, page: int, pages: int, k: int, owner: int) -> discord.ui.View | None:
+def _pager_view(item: type[_Paging], key: str, page: int, pages: int, k: int, owner: int,
+                lang: str = "en") -> discord.ui.View | None:
     if pages <= 1:
         return None
     view = discord.ui.View(timeout=None)
-    view.add_item(item("p", key, page - 1, k, owner, disabled=page <= 0))
-    view.add_item(item("n", key, page + 1, k, owner, disabled=page >= pages - 1))
+    view.add_item(item("p", key, page - 1, k, owner, disabled=page <= 0, lang=lang))
+    view.add_item(item("n", key, page + 1, k, owner, disabled=page >= pages - 1, lang=lang))
     return view
 
 
@@ -338,22 +341,22 @@ class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
         owner = self.owner if mine else interaction.user.id
         lang = message_language(result.query, str(interaction.locale))
         await self.show(interaction, mine, embeds.search_page(result, page, self.k, lang),
-                        search_view(self.key, result, page, self.k, owner))
+                        search_view(self.key, result, page, self.k, owner, _lang(interaction)))
 
 
 def answer_view(key: str, ids: tuple[str, ...], *, hits: bool, ephemeral: bool, thread: bool,
-                abstained: bool = False, shared: bool = False) -> discord.ui.View | None:
+                abstained: bool = False, shared: bool = False, lang: str = "en") -> discord.ui.View | None:
     """More sources (when retrieval found papers), Share (private answers; disabled once `shared`), Discuss in
     thread (public, in a server). `ids`: the papers the answer numbered (an abstention's closest: `abstained`)."""
     view = discord.ui.View(timeout=None)
     if hits:
-        view.add_item(MoreSources(key, ids, abstained))
+        view.add_item(MoreSources(key, ids, abstained, lang))
     if not abstained and can_save(ids):  # an abstention's closest papers are no answer to save
-        view.add_item(SavePapers(ids))
+        view.add_item(SavePapers(ids, lang))
     if ephemeral:
-        view.add_item(Share(key, disabled=shared))
+        view.add_item(Share(key, disabled=shared, lang=lang))
     elif thread:
-        view.add_item(DiscussInThread())
+        view.add_item(DiscussInThread(lang))
     return view if view.children else None
 
 
@@ -362,11 +365,12 @@ def view_for_answer(bot: BotSeam, answer: Answer, *, ephemeral: bool, thread: bo
     key = new_key()
     bot.remember(key, answer)
     return answer_view(key, listed_ids(answer), hits=bool(answer.hits), ephemeral=ephemeral, thread=thread,
-                       abstained=answer.abstained)
+                       abstained=answer.abstained, lang=answer.language)
 
 
-def search_view(key: str, result: SearchResult, page: int, k: int, owner: int) -> discord.ui.View | None:
-    return _pager_view(Pager, key, page, embeds.search_page_count(result, k), k, owner)
+def search_view(key: str, result: SearchResult, page: int, k: int, owner: int,
+                lang: str = "en") -> discord.ui.View | None:
+    return _pager_view(Pager, key, page, embeds.search_page_count(result, k), k, owner, lang)
 
 
 class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
@@ -386,11 +390,11 @@ class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
         owner = self.owner if mine else interaction.user.id
         shown = embeds.paper_list_page(heading, papers, page, self.k, lang=_lang(interaction))
         await self.show(interaction, mine, shown,
-                        list_view(self.key, len(papers), page, self.k, owner))
+                        list_view(self.key, len(papers), page, self.k, owner, _lang(interaction)))
 
 
 ITEMS = (MoreSources, Share, DiscussInThread, Pager, ListPager, SavePapers)
 
 
-def list_view(key: str, total: int, page: int, k: int, owner: int) -> discord.ui.View | None:
-    return _pager_view(ListPager, key, page, max(1, -(-total // k)), k, owner)
+def list_view(key: str, total: int, page: int, k: int, owner: int, lang: str = "en") -> discord.ui.View | None:
+    return _pager_view(ListPager, key, page, max(1, -(-total // k)), k, owner, lang)

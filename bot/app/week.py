@@ -108,7 +108,7 @@ async def plan(interaction: discord.Interaction, topic: app_commands.Range[str, 
     files = [("plan.ics", calendar(plan_events(result), name=f"paperbot: {result.query[:60]}").encode("utf-8"))]
     await respond(interaction, [embeds.plan_page(result, 0, lang)], ephemeral=saved,
                   files=files if result.slots else (),
-                  view=plan_view(key, result, 0, interaction.user.id))
+                  view=plan_view(key, result, 0, interaction.user.id, lang))
 
 
 class PlanPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
@@ -127,11 +127,11 @@ class PlanPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
         owner = self.owner if mine else interaction.user.id
         lang = _lang(interaction, result.query)
         await self.show(interaction, mine, embeds.plan_page(result, page, lang),
-                        plan_view(self.key, result, page, owner))
+                        plan_view(self.key, result, page, owner, lang))
 
 
-def plan_view(key: str, result: Plan, page: int, owner: int) -> discord.ui.View | None:
-    return _pager_view(PlanPager, key, page, embeds.plan_page_count(result), 1, owner)
+def plan_view(key: str, result: Plan, page: int, owner: int, lang: str = "en") -> discord.ui.View | None:
+    return _pager_view(PlanPager, key, page, embeds.plan_page_count(result), 1, owner, lang)
 
 
 # -- /saved ----------------------------------------------------------------------------------------
@@ -151,10 +151,10 @@ async def _saved_page(interaction: discord.Interaction, page: int) -> tuple[embe
                                    lang=lang)
     view = discord.ui.View(timeout=None)
     if pages > 1:
-        view.add_item(SavedPager("p", page - 1, disabled=page <= 0))
-        view.add_item(SavedPager("n", page + 1, disabled=page >= pages - 1))
-    view.add_item(SavedExport("bib"))
-    view.add_item(SavedExport("ics"))
+        view.add_item(SavedPager("p", page - 1, disabled=page <= 0, lang=lang))
+        view.add_item(SavedPager("n", page + 1, disabled=page >= pages - 1, lang=lang))
+    view.add_item(SavedExport("bib", lang))
+    view.add_item(SavedExport("ics", lang))
     return shown, view
 
 
@@ -229,8 +229,9 @@ class SavedPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
                  template=r"pb:sv:(?P<dir>[pn]):(?P<page>\d{1,4})"):
     """Previous / Next through the clicking user's saved papers, read from the users file."""
 
-    def __init__(self, direction: str, page: int, *, disabled: bool = False) -> None:
-        super().__init__(discord.ui.Button(label="Previous" if direction == "p" else "Next", disabled=disabled,
+    def __init__(self, direction: str, page: int, *, disabled: bool = False, lang: str = "en") -> None:
+        label = bot_messages.text("PREVIOUS_LABEL" if direction == "p" else "NEXT_LABEL", lang)
+        super().__init__(discord.ui.Button(label=label, disabled=disabled,
                                            style=discord.ButtonStyle.secondary,
                                            custom_id=f"pb:sv:{direction}:{max(page, 0)}"))
         self.page = max(page, 0)
@@ -247,8 +248,8 @@ class SavedPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
 
 
 class SavedExport(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:svx:(?P<fmt>bib|ics)"):
-    def __init__(self, fmt: str) -> None:
-        label = bot_messages.text("BIBTEX_LABEL" if fmt == "bib" else "CALENDAR_LABEL")  # buttons: pressed by label
+    def __init__(self, fmt: str, lang: str = "en") -> None:
+        label = bot_messages.text("BIBTEX_LABEL" if fmt == "bib" else "CALENDAR_LABEL", lang)
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, custom_id=f"pb:svx:{fmt}"))
         self.fmt = fmt
 

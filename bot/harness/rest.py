@@ -349,8 +349,13 @@ class FakeDiscord:
 
 
 def find_button(message: dict, label: str) -> dict | None:
+    """The button labelled `label`, in English or in the translation the bot shows Chinese readers."""
+    from bot.app import messages
+
+    names = {label} | {messages.ZH[k] for k, v in vars(messages).items()
+                       if k.endswith("_LABEL") and v == label and k in messages.ZH}
     for row in message.get("components") or []:
         for c in row.get("components") or []:
-            if c.get("type") == 2 and c.get("label") == label:
+            if c.get("type") == 2 and c.get("label") in names:
                 return c
     return None

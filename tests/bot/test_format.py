@@ -251,3 +251,25 @@ def test_latex_reads_well(source, shown):
     from paperbot.text import readable
 
     assert readable(source) == shown
+
+
+def test_buttons_under_an_answer_speak_the_answer_s_language():
+    from bot.app.views import answer_view, search_view
+    from bot.harness.rest import find_button
+
+    zh = answer_view("0123abcd", ("p1", "p2"), hits=True, ephemeral=True, thread=False, lang="zh")
+    en = answer_view("0123abcd", ("p1", "p2"), hits=True, ephemeral=True, thread=False)
+    assert [b.item.label for b in zh.children] == ["更多来源", "收藏", "分享到频道"]
+    assert [b.item.label for b in en.children] == ["More sources", "Save", "Share in channel"]
+    assert [b.item.custom_id for b in zh.children] == [b.item.custom_id for b in en.children]  # the same buttons
+    message = {"components": [{"type": 1, "components": [{"type": 2, "label": b.item.label, "custom_id": b.item.custom_id}
+                                                         for b in zh.children]}]}
+    assert find_button(message, "More sources")["custom_id"].startswith("pb:src:")  # found by its English label
+    assert search_view("0123abcd", _result_with(12), 0, 5, 1, lang="zh").children[1].item.label == "下一页"
+
+
+def _result_with(n: int):
+    """A search result of `n` hits, for paging (only their number matters here)."""
+    from retrieval.types import SearchResult
+
+    return SearchResult(query="q", hits=[None] * n, abstained=False)
