@@ -21,6 +21,7 @@ from ingest.embed import Embedder
 from ingest.pipeline import Progress
 from paperbot.memory import steady_heap
 from paperbot.settings import Settings
+from retrieval import translate
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 
@@ -55,7 +56,7 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
     `one_shot` (one question, then exit: `paperbot ask`) turns the LLM client's cool-down off.
 
     `ingest_if_empty` ingests the configured corpus into an empty store first;
-    `warm_up` loads the model and the keyword index before the first question.
+    `warm_up` loads the model, the keyword index and the Chinese dictionaries before the first question.
     """
     steady_heap()  # a bot or a chat runs for days
     owned = library is None
@@ -69,6 +70,7 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
                 log.info("indexed the corpus: %s", summary.line())
         if warm_up:
             await asyncio.to_thread(library.search, "warm up")
+            await asyncio.to_thread(translate.warm)
         llm = None
         if use_llm and settings.llm.enabled:
             import httpx

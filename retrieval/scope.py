@@ -22,9 +22,9 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from paperbot.protocols import PaperLibrary
 from retrieval.filters import Filters
 from retrieval.followup import FollowUp, best_sentence, code_sentence, content_words, terms
-from paperbot.protocols import PaperLibrary
 from retrieval.translate import english_query
 from retrieval.types import Hit, SearchResult
 

@@ -117,6 +117,11 @@ def _load() -> dict:
         return _state
 
 
+def warm() -> None:
+    """Load the segmenter and the dictionaries now (about a second), so no user's first Chinese question waits."""
+    _load()
+
+
 def _lookup(word: str, state: dict) -> str | None:
     if word in state["glossary"]:
         return state["glossary"][word]
