@@ -46,3 +46,9 @@ def test_records_says_where_a_new_field_goes():
 
     assert "nothing else" not in (records.__doc__ or "")
     assert "ingest/fields.py" in (records.__doc__ or "")
+
+
+def test_the_support_threshold_docs_llm_quotes_is_the_code_s():
+    from retrieval.grounding import SUPPORT_THRESHOLD
+
+    assert _number_in(REPO / "docs" / "llm.md", r"`SUPPORT_THRESHOLD` \((\d\.\d+)") == SUPPORT_THRESHOLD
