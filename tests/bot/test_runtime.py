@@ -88,7 +88,9 @@ async def test_lookups_are_answered_from_the_current_list_while_a_slow_reload_ru
                                           abstract="Quokkas are studied here."))
         stub_library.version = "v2"
         monkeypatch.setattr(stub_library, "papers", held_papers)
-        during = await h.autocomplete("paper", "paper", "quokka")  # the reload is held: the current list answers
+        # The reload is held for 1 s (the harness waits for it before returning): the current list answers.
+        asyncio.get_running_loop().call_later(1.0, release.set)
+        during = await h.autocomplete("paper", "paper", "quokka")
         release.set()
         while bot._papers_reload is not None:
             await asyncio.sleep(0.01)
