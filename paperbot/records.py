@@ -26,6 +26,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 PRESENTATION_TYPES = ("oral", "spotlight", "poster")
@@ -108,13 +109,13 @@ class Paper:
     def authors_line(self) -> str:
         return ", ".join(self.authors)
 
-    @property
+    @cached_property  # a paper is frozen; every chunk of a long abstract asks for it
     def embed_hash(self) -> str:
         """Changes when what is embedded changes (title, abstract; keywords stand in for a missing abstract)."""
         parts = [self.title, self.abstract] + ([] if self.abstract else list(self.keywords))
         return _hash(parts)
 
-    @property
+    @cached_property
     def meta_hash(self) -> str:
         """Changes when anything shown but not embedded changes (placement aside): updated in place."""
         # Slots join the hash only when there are any: papers without them keep the hash older stores hold.

@@ -70,3 +70,24 @@ def library(tmp_path_factory, embedder, corpus_dir):
     lib.ingest()
     yield lib
     lib.close()
+
+
+@pytest.fixture(scope="session")
+def bundled_store(tmp_path_factory, embedder) -> Path:
+    """The bundled corpus ingested once with the default settings: a `chroma` folder to copy.
+
+    A process started over a copy (`seed_store`) serves at once instead of embedding the
+    corpus again; tests of the first ingest itself start from an empty store instead.
+    """
+    from retrieval.library import Library
+
+    home = tmp_path_factory.mktemp("bundled-store")
+    with Library(make_settings(home), embedder=embedder) as lib:
+        lib.ingest()
+        lib.papers()  # the serving view is saved beside the store, as after a first start
+    return home / "chroma"
+
+
+def seed_store(bundled_store: Path, home: Path) -> None:
+    """Put a copy of the ingested bundled corpus where `home`'s settings look for the store."""
+    shutil.copytree(bundled_store, home / "chroma", ignore=shutil.ignore_patterns("*.lock"))

@@ -19,7 +19,7 @@ import pytest
 
 from bot.health import Beat, problem, write_beat
 from ingest.store import Store
-from tests.conftest import REPO, make_settings
+from tests.conftest import REPO, make_settings, seed_store
 from tests.llm_server import Endpoint, Reply
 
 pytestmark = pytest.mark.slow
@@ -31,6 +31,12 @@ def slow_answer(text: str, delay: float) -> Reply:
     reply = Reply.answer(text)
     reply.delay = delay
     return reply
+
+
+@pytest.fixture(autouse=True)
+def ingested(tmp_path, bundled_store):
+    """Every bot here starts over the bundled corpus already ingested, as a deployed bot does."""
+    seed_store(bundled_store, tmp_path)
 
 
 def start_bot(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen:

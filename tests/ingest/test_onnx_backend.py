@@ -15,7 +15,7 @@ import pytest
 
 from paperbot.errors import ModelError, ModelMismatchError
 from paperbot.settings import EmbeddingSettings
-from tests.conftest import REPO, make_settings
+from tests.conftest import REPO, make_settings, seed_store
 
 SENTENCES = [
     "Aspirin lowers the risk of a second heart attack.",
@@ -141,12 +141,11 @@ def test_store_built_with_torch_is_served_by_the_default_backend(tmp_path, embed
 
 
 @pytest.mark.slow
-def test_store_built_with_torch_refuses_onnx_int8(tmp_path, embedder, onnx_embedder, corpus_dir):
+def test_store_built_with_torch_refuses_onnx_int8(tmp_path, embedder, onnx_embedder, corpus_dir, bundled_store):
     from retrieval.library import Library
 
     settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus_dir))
-    with Library(settings, embedder=embedder) as lib:
-        lib.ingest()
+    seed_store(bundled_store, tmp_path)  # built with the default backend, whose vectors are torch's
     with pytest.raises(ModelMismatchError) as err:  # refused when the library opens the store
         Library(settings, embedder=onnx_embedder)
     message = str(err.value)

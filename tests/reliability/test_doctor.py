@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -224,19 +225,27 @@ def _ingest(tmp_path: Path, env: dict) -> None:
         lib.ingest()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("damage", ["truncated", "zeroed"])
-def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path, damage):
-    """Past ~1000 chunks Chroma keeps vectors in an HNSW index beside the database; damage there too.
+@pytest.fixture(scope="module")
+def indexed_store(tmp_path_factory) -> tuple[Path, dict]:
+    """A store past ~1000 chunks, whose vectors Chroma keeps in an HNSW index beside the database.
 
     The ingest runs in a process of its own: once it has exited, no Chroma in this process
-    holds the index in memory and could write it again over the damage.
+    holds the index in memory and could write it again over the damage a test does to a copy.
     """
-    env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 700)), "DISCORD_TOKEN": DISCORD_TOKEN}
-    ingest = multiprocessing.get_context("spawn").Process(target=_ingest, args=(tmp_path, env))
+    home = tmp_path_factory.mktemp("indexed")
+    env = {"PAPERBOT_CORPUS": str(generate_corpus(home / "papers.jsonl", 700)), "DISCORD_TOKEN": DISCORD_TOKEN}
+    ingest = multiprocessing.get_context("spawn").Process(target=_ingest, args=(home, env))
     ingest.start()
     ingest.join(300)
     assert ingest.exitcode == 0
+    return home, env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "zeroed"])
+def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path, indexed_store, damage):
+    home, env = indexed_store
+    shutil.copytree(home / "chroma", tmp_path / "chroma")
     files = [p / "data_level0.bin" for p in (tmp_path / "chroma").iterdir() if (p / "data_level0.bin").is_file()]
     assert files, "no HNSW index on disk to damage"
     for f in files:  # the chunks' index and the sentences' index

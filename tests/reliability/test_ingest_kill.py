@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from ingest.parse import parse_file
-from ingest.pipeline import paper_chunks
+from ingest.pipeline import EMBED_BATCH_PAPERS, paper_chunks
 from ingest.store import Store
 from paperbot.settings import default_cache_dir
 from retrieval.library import Library
@@ -23,7 +23,7 @@ from tests.reliability.helpers import generate_corpus
 
 pytestmark = pytest.mark.slow
 
-N_PAPERS = 200
+N_PAPERS = 100  # one batch of EMBED_BATCH_PAPERS written before the kill, the rest in flight
 
 
 def cli_env(tmp_path) -> dict[str, str]:
@@ -70,8 +70,8 @@ def test_killed_ingest_is_finished_by_the_next_run(tmp_path, embedder):
     cmd = [sys.executable, "-m", "bot.cli", "ingest", str(corpus)]
     env = cli_env(tmp_path)
 
-    written = kill_after_first_batches(cmd, env, tmp_path, at_least=64, total=N_PAPERS)
-    assert 64 <= written < N_PAPERS
+    written = kill_after_first_batches(cmd, env, tmp_path, at_least=EMBED_BATCH_PAPERS, total=N_PAPERS)
+    assert EMBED_BATCH_PAPERS <= written < N_PAPERS
 
     rerun = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr
