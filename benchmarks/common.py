@@ -9,6 +9,8 @@ package and the project are importable without any path juggling:
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,3 +37,22 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+# A child's ru_maxrss starts from the RSS of the process that forked it, so a benchmark holding a model
+# would report its own size: a small Python process starts the command and reads its peak instead.
+_PEAK_RSS = (
+    "import json, resource, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:], stdin=sys.stdin, capture_output=True, text=True)\n"
+    "print(json.dumps([resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode,"
+    " len(p.stdout.splitlines()), p.stderr[-400:]]))\n"
+)
+
+
+def peak_rss(cmd: list[str], *, stdin: str = "", env: dict | None = None,
+             cwd: str | Path | None = None) -> tuple[float, int, int, str]:
+    """Run `cmd`; (its peak RSS in MB, exit status, lines it printed, the end of its stderr)."""
+    proc = subprocess.run([sys.executable, "-c", _PEAK_RSS, *cmd], input=stdin, capture_output=True, text=True,
+                          env=env, cwd=cwd, check=True)
+    kb, code, lines, err = json.loads(proc.stdout)
+    return kb / 1024, code, lines, err

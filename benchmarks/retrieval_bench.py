@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, SCIFACT, percentile
+from benchmarks.common import REPO, SCIFACT, peak_rss, percentile
 from bot.runtime import open_library
 from paperbot.settings import Settings
 from retrieval.evaluate import load_beir, score
@@ -84,14 +82,12 @@ def main() -> int:
         # -- peak RSS of a search process --------------------------------------------------
         env = {**os.environ, "CHROMA_PATH": f"{tmp}/chroma", "PAPERBOT_CACHE_DIR": f"{tmp}/cache",
                "HF_HUB_OFFLINE": "1"}
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        proc = subprocess.run([sys.executable, "-m", "bot.cli", "search", "--json"], input="\n".join(questions),
-                              capture_output=True, text=True, env=env, cwd=tmp)
-        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        ok = proc.returncode == 0 and len(proc.stdout.splitlines()) == len(questions)
-        print(f"search process peak RSS: {rss_mb:.0f} MB over {len(questions)} queries "
-              f"({'ok' if ok else 'FAILED: ' + proc.stderr[-300:]}; previous child peak {before / 1024:.0f} MB)")
-        results["search_process_peak_rss_mb"] = rss_mb
+        rss, code, lines, err = peak_rss([sys.executable, "-m", "bot.cli", "search", "--json"],
+                                         stdin="\n".join(questions), env=env, cwd=tmp)
+        ok = code == 0 and lines == len(questions)
+        print(f"search process peak RSS: {rss:.0f} MB over {len(questions)} queries "
+              f"({'ok' if ok else 'FAILED: ' + err})")
+        results["search_process_peak_rss_mb"] = rss
 
         # -- SciFact -------------------------------------------------------------------------
         if not args.skip_scifact:

@@ -28,16 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, SCIFACT
+from benchmarks.common import REPO, SCIFACT, peak_rss
 from ingest.parse import discover, parse_file
 from paperbot.settings import BUNDLED_CORPUS
 from paperbot.text import split_sentences
-
-RSS_WRAPPER = (
-    "import resource, subprocess, sys\n"
-    "p = subprocess.run(sys.argv[1:], stdin=sys.stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode, p.stderr[-400:].replace('\\n', ' '))\n"
-)
 
 
 def sentence_pool(scifact: Path | None) -> list[str]:
@@ -75,10 +69,9 @@ def timed_ingest(env: dict, path: Path, n: int) -> float:
 
 
 def bot_rss_mb(env: dict, questions: list[str]) -> tuple[float, str]:
-    proc = subprocess.run([sys.executable, "-c", RSS_WRAPPER, sys.executable, "-m", "bot.cli", "chat"],
-                          input="\n".join(questions) + "\nquit\n", capture_output=True, text=True, env=env)
-    kb, code, err = proc.stdout.split(" ", 2)
-    return int(kb) / 1024, "ok" if code == "0" else f"exit {code}: {err.strip()}"
+    mb, code, _, err = peak_rss([sys.executable, "-m", "bot.cli", "chat"], stdin="\n".join(questions) + "\nquit\n",
+                                env=env)
+    return mb, "ok" if code == 0 else f"exit {code}: {err.strip()}"
 
 
 def search_latency(env: dict, questions: list[str], reps: int = 3) -> tuple[float, float]:
