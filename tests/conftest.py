@@ -14,6 +14,12 @@ REPO = Path(__file__).resolve().parent.parent
 _ISOLATED_PREFIXES = ("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Files with slow tests run first: with several workers (-n) the long ones start at once, not last."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: each file's tests stay together, in order
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
     """No test sees the developer's .env, store or cache; every store lives in tmp_path."""
@@ -58,7 +64,7 @@ def corpus_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def library(tmp_path_factory, embedder, corpus_dir):
+def library(tmp_path_factory, embedder, corpus_dir, bundled_store):
     """A Library over the bundled corpus, ingested once with the real model into real Chroma.
 
     Shared by tests that only read; tests that write build their own.
@@ -66,6 +72,7 @@ def library(tmp_path_factory, embedder, corpus_dir):
     from retrieval.library import Library
 
     tmp = tmp_path_factory.mktemp("lib")
+    seed_store(bundled_store, tmp)  # the same papers: the ingest finds nothing to embed
     lib = Library(make_settings(tmp, PAPERBOT_CORPUS=str(corpus_dir)), embedder=embedder)
     lib.ingest()
     yield lib

@@ -140,8 +140,20 @@ def test_store_built_with_torch_is_served_by_the_default_backend(tmp_path, embed
         assert lib.ingest().chunks_embedded == 0
 
 
+@pytest.fixture(scope="module")
+def int8_home(tmp_path_factory, onnx_embedder, corpus_dir) -> Path:
+    """A folder whose store holds the bundled corpus embedded by the int8 backend."""
+    from retrieval.library import Library
+
+    home = tmp_path_factory.mktemp("int8")
+    with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir)), embedder=onnx_embedder) as lib:
+        lib.ingest()
+    return home
+
+
 @pytest.mark.slow
-def test_store_built_with_torch_refuses_onnx_int8(tmp_path, embedder, onnx_embedder, corpus_dir, bundled_store):
+def test_store_built_with_torch_refuses_onnx_int8(tmp_path, embedder, onnx_embedder, corpus_dir, bundled_store,
+                                                  int8_home):
     from retrieval.library import Library
 
     settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus_dir))
@@ -152,20 +164,15 @@ def test_store_built_with_torch_refuses_onnx_int8(tmp_path, embedder, onnx_embed
     assert "'all-MiniLM-L6-v2'" in message and "'all-MiniLM-L6-v2+onnx-int8'" in message
     assert "CHROMA_COLLECTION" in message and "paperbot ingest" in message
     # ...and the other way round.
-    other = make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus_dir), CHROMA_COLLECTION="papers-int8")
-    with Library(other, embedder=onnx_embedder) as lib:
-        lib.ingest()
     with pytest.raises(ModelMismatchError, match=r"\+onnx-int8"):
-        Library(other, embedder=embedder)
+        Library(make_settings(int8_home, PAPERBOT_CORPUS=str(corpus_dir)), embedder=embedder)
 
 
 @pytest.mark.slow
-def test_int8_store_answers_like_fp32(tmp_path, library, onnx_embedder, corpus_dir):
+def test_int8_store_answers_like_fp32(library, onnx_embedder, corpus_dir, int8_home):
     from retrieval.library import Library
 
-    settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus_dir))
-    with Library(settings, embedder=onnx_embedder) as lib:
-        lib.ingest()
+    with Library(make_settings(int8_home, PAPERBOT_CORPUS=str(corpus_dir)), embedder=onnx_embedder) as lib:
         assert lib.stats().model == "all-MiniLM-L6-v2+onnx-int8"
         for paper in library.papers()[:5]:
             question = paper.title or paper.abstract[:200]

@@ -32,14 +32,23 @@ def models_endpoint(path, headers):
     return (200, MODELS) if path.split("?")[0] == "/v1/models" else (404, {})
 
 
-@pytest.fixture
-def store_env(tmp_path):
-    """Settings env of a store holding 40 generated papers (built with the hash embedder)."""
-    env = {"PAPERBOT_CORPUS": str(generate_corpus(tmp_path / "papers.jsonl", 40)), "DISCORD_TOKEN": DISCORD_TOKEN}
-    with Library(make_settings(tmp_path, **env), embedder=HashEmbedder()) as lib:
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory) -> Path:
+    """A folder with 40 generated papers and their store (built with the hash embedder), made once."""
+    home = tmp_path_factory.mktemp("doctor-store")
+    env = {"PAPERBOT_CORPUS": str(generate_corpus(home / "papers.jsonl", 40))}
+    with Library(make_settings(home, **env), embedder=HashEmbedder()) as lib:
         lib.ingest()
         lib.papers()  # as a first start does: the serving view is built and saved beside the store
-    return env
+    return home
+
+
+@pytest.fixture
+def store_env(tmp_path, store_template):
+    """Settings env of this test's own copy of the 40-paper store."""
+    shutil.copy(store_template / "papers.jsonl", tmp_path / "papers.jsonl")
+    shutil.copytree(store_template / "chroma", tmp_path / "chroma", ignore=shutil.ignore_patterns("*.lock"))
+    return {"PAPERBOT_CORPUS": str(tmp_path / "papers.jsonl"), "DISCORD_TOKEN": DISCORD_TOKEN}
 
 
 def doctor_lines(tmp_path, env, embedder=None) -> tuple[int, list[str]]:
