@@ -8,6 +8,7 @@ import pytest
 from bot.app import messages
 from bot.app.guard import token_problem
 from bot.cli import main
+from tests.conftest import seed_store
 
 # Shaped like a bot token (base64 user id . timestamp . hmac), not a real one.
 FAKE_TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GabcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"
@@ -39,7 +40,8 @@ def test_run_without_a_usable_token_explains_how_to_create_and_invite_a_bot(monk
         assert "scope=bot+applications.commands" in err and "permissions=" in err
 
 
-def test_run_with_a_rejected_token_says_so(monkeypatch, capsys):
+def test_run_with_a_rejected_token_says_so(monkeypatch, capsys, tmp_path, bundled_store):
+    seed_store(bundled_store, tmp_path)  # a deployed bot's store: start-up has nothing to ingest
     async def rejected(self, token):
         raise discord.LoginFailure("Improper token has been passed.")
 

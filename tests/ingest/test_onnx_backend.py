@@ -131,7 +131,8 @@ def test_store_built_with_torch_is_served_by_the_default_backend(tmp_path, embed
     """A lab upgrading from the torch default keeps its store: nothing to migrate, nothing re-embedded."""
     from retrieval.library import Library
 
-    settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus_dir))
+    one_file = sorted(corpus_dir.iterdir())[0]  # a third of the corpus: torch embeds it on the CPU
+    settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(one_file))
     with Library(settings, embedder=torch_embedder) as lib:
         lib.ingest()
         expected = [h.paper_id for h in lib.search("graph neural networks", 5).hits]

@@ -132,9 +132,10 @@ def test_calendar_lines_are_crlf_folded_at_75_octets_and_text_is_escaped():
 
 
 @pytest.mark.slow
-def test_plan_command_prints_the_plan_and_writes_the_calendar(tmp_path):
+def test_plan_command_prints_the_plan_and_writes_the_calendar(tmp_path, embedder):
     program = shapes.write_json(tmp_path / "program.json", shapes.week_program())
-    assert run(tmp_path, "ingest", str(program)).returncode == 0
+    with Library(make_settings(tmp_path), embedder=embedder) as lib:  # the commands below are what is tested
+        lib.ingest([program])
     proc = run(tmp_path, "plan", "preference optimization", "--ics", "plan.ics")
     assert proc.returncode == 0, proc.stderr
     assert "⚠ clashes with Oral Session 2B" in proc.stdout and "Tue 2026-12-08" in proc.stdout
