@@ -39,6 +39,7 @@ from ingest.onnx_light import (
     export_dir,
     is_complete,
     local_model_folder,
+    session_options,
 )
 from paperbot.errors import ModelError
 
@@ -67,8 +68,7 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
 
     target = ensure_exported(model, folder, cache_dir)
 
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options = session_options(ort)
     session = ort.InferenceSession(str(target / ONNX_FILE), options, providers=["CPUExecutionProvider"])
     transformer.model = _OnnxTransformer(session, transformer.model.config)
     return model

@@ -34,6 +34,16 @@ QUANTIZATION: dict[str, Any] = {
 }
 
 
+def session_options(ort):
+    """What every ONNX Runtime session here runs with: the whole graph optimized, and worker threads that
+    sleep between runs instead of spinning. A bot shares two cores with its event loop and other processes;
+    spinning threads took those cores (docs/benchmarks.md, "ONNX Runtime threads")."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
 def local_model_folder(model_path: str) -> Path:
     """The folder holding the model's files: `model_path` itself, or its snapshot in the Hugging Face cache."""
     from paperbot.errors import ModelError
@@ -103,8 +113,7 @@ class OnnxEncoder:
         self._batch_tok.enable_truncation(max_length=self.max_seq_length)
         pad = self._batch_tok.padding or {}
         self._batch_tok.enable_padding(pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options = session_options(ort)
         self.session = ort.InferenceSession(str(model_file), options, providers=providers or ["CPUExecutionProvider"])
         # What the session really runs on: ONNX Runtime falls back to the CPU when the CUDA libraries are missing.
         self.device = "cuda" if self.session.get_providers()[0] == "CUDAExecutionProvider" else "cpu"

@@ -305,3 +305,10 @@ def test_span_vectors_read_a_sentence_in_its_context(embedder, torch_embedder, w
     similarity = pooled @ alone.T
     assert (similarity.argmax(axis=1) == np.arange(len(SENTENCES))).all()
     assert np.diag(similarity).min() >= 0.6
+
+
+def test_onnx_runtime_threads_sleep_between_runs_instead_of_spinning(embedder, onnx_embedder):
+    for e in (embedder, onnx_embedder):  # fp32 served by onnx_light, int8 by the sentence-transformers wrapper
+        model = e.model
+        session = getattr(model, "session", None) or model[0].model.session
+        assert session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
