@@ -52,6 +52,8 @@ def main() -> int:
     ap.add_argument("--scifact", type=Path, default=SCIFACT)
     ap.add_argument("--limit-queries", type=int, default=None)
     ap.add_argument("--skip-scifact", action="store_true")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the SciFact store here (CHROMA_PATH), e.g. for startup_scale --store")
     args = ap.parse_args()
     questions = [json.loads(x)["question"] for x in
                  (REPO / "benchmarks/data/bundled_questions.jsonl").read_text().splitlines() if x]
@@ -92,7 +94,8 @@ def main() -> int:
         # -- SciFact -------------------------------------------------------------------------
         if not args.skip_scifact:
             queries, qrels = load_beir(args.scifact, args.limit_queries)
-            sf = Settings.from_env({"CHROMA_PATH": f"{tmp}/scifact", "PAPERBOT_CACHE_DIR": f"{tmp}/cache"})
+            sf = Settings.from_env({"CHROMA_PATH": str(args.keep or f"{tmp}/scifact"),
+                                    "PAPERBOT_CACHE_DIR": f"{tmp}/cache"})
             with open_library(sf) as lib:
                 lib.embedder.encode(["warm up"])
                 t = time.perf_counter()

@@ -30,7 +30,7 @@ from benchmarks.common import REPO
 from paperbot.settings import default_cache_dir
 
 QUESTION = "how do people fine-tune by masking weights?"
-BOT = f"""
+BOT = """
 import asyncio, sys, time
 from bot.app.client import PaperBot
 from bot.harness import Harness
@@ -41,7 +41,7 @@ async def main():
     settings = Settings.from_env()
     async with open_services(settings, ingest_if_empty=True, warm_up=True) as services, \\
             Harness(PaperBot(services)) as h:
-        ex = await h.slash("ask", question={QUESTION!r})
+        ex = await h.slash("ask", question=sys.argv[1])
         assert "[1]" in ex.text(), ex.text()
         print("answered", flush=True)
 
@@ -63,6 +63,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/paperbot-startup"))
     ap.add_argument("--no-rebuild", action="store_true", help="skip the runs that rebuild the view")
+    ap.add_argument("--store", type=Path, action="append", default=[],
+                    help="also an existing store (CHROMA_PATH), e.g. SciFact's kept by retrieval_bench --keep")
+    ap.add_argument("--question", default=QUESTION, help="what the searches and the bot ask (the bot needs [1])")
     args = ap.parse_args()
     py = sys.executable
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("CHROMA_", "PAPERBOT_", "LLM_", "DISCORD_"))}
@@ -82,13 +85,15 @@ def main() -> int:
             timed([py, "-m", "scripts.grow_store", str(bundled), str(store), "--papers", str(size)],
                   base_env)
         stores[size] = store
+    for store in args.store:
+        stores[str(store)] = store
     print(f"{args.runs} interleaved runs per figure, medians; load average {os.getloadavg()[0]:.1f} at the start",
           flush=True)
     rows = []
     for size, store in stores.items():
         env = {**base_env, "CHROMA_PATH": str(store)}
         saved = store / "paperbot-view-papers.bin"
-        search = [py, "-m", "bot.cli", "search", QUESTION]
+        search = [py, "-m", "bot.cli", "search", args.question]
         timed(search, env)  # the view saved, Chroma's files in the page cache, as on a machine that served before
         torch_s, rebuild_s, saved_s, bot_s = [], [], [], []
         for _ in range(args.runs):
@@ -97,19 +102,20 @@ def main() -> int:
                 saved.unlink(missing_ok=True)
                 rebuild_s.append(timed(search, env))
             saved_s.append(timed(search, env))
-            bot_s.append(timed([py, "-c", BOT], env))
+            bot_s.append(timed([py, "-c", BOT, args.question], env))
         base = statistics.median(torch_s)
         rebuild = statistics.median(rebuild_s) if rebuild_s else float("nan")
         now = statistics.median(saved_s)
         bot = statistics.median(bot_s)
-        rows.append((size, base, rebuild, now, bot))
-        print(f"{size:>6} papers: import torch {base:.2f} s; cold search, view rebuilt {rebuild:.2f} s = "
+        name = f"{size:,} papers" if isinstance(size, int) else str(size)
+        rows.append((name, base, rebuild, now, bot))
+        print(f"{name}: import torch {base:.2f} s; cold search, view rebuilt {rebuild:.2f} s = "
               f"{rebuild / base:.2f}x; view read {now:.2f} s = {now / base:.2f}x (goal <= 1.2x); "
               f"bot start to first answer {bot:.2f} s", flush=True)
-    print("\n| papers | import torch | cold search, view rebuilt | cold search, view read | bot: start → first answer |")
-    print("|---:|---:|---:|---:|---:|")
-    for size, base, rebuild, now, bot in rows:
-        print(f"| {size:,} | {base:.2f} s | {rebuild:.2f} s ({rebuild / base:.2f}×) | {now:.2f} s ({now / base:.2f}×) "
+    print("\n| store | import torch | cold search, view rebuilt | cold search, view read | bot: start → first answer |")
+    print("|---|---:|---:|---:|---:|")
+    for name, base, rebuild, now, bot in rows:
+        print(f"| {name} | {base:.2f} s | {rebuild:.2f} s ({rebuild / base:.2f}×) | {now:.2f} s ({now / base:.2f}×) "
               f"| {bot:.2f} s |")
     return 0
 
