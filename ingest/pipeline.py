@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -340,17 +341,25 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     to_embed = changes.to_embed
     if progress:
         progress(0, len(to_embed))
-    for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
-        batch = to_embed[i:i + EMBED_BATCH_PAPERS]
-        total_chunks += _embed(batch, embedder, store)
-        done += len(batch)
-        if progress:
-            progress(done, len(to_embed))
-    if changes.backfill:
-        log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
-        for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
-            _embed(changes.backfill[i:i + EMBED_BATCH_PAPERS], embedder, store, write_chunks=False)
-        summary.snippets_added = len(changes.backfill)
+    # A batch is written in a thread while the next one is embedded: the model frees the GIL while it
+    # runs, Chroma's writes hold it, so the two overlap instead of taking turns (docs/benchmarks.md).
+    with ThreadPoolExecutor(1, thread_name_prefix="paperbot-write") as writer:
+        pending: tuple[Future, int] | None = None
+        for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
+            batch = to_embed[i:i + EMBED_BATCH_PAPERS]
+            encoded = _encode(batch, embedder)
+            total_chunks += len(encoded.rows)
+            if pending:
+                done += _written(pending, progress, len(to_embed), done)
+            pending = writer.submit(_store_batch, encoded, store), len(batch)
+        if pending:
+            _written(pending, progress, len(to_embed), done)
+        if changes.backfill:
+            log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
+            for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
+                _store_batch(_encode(changes.backfill[i:i + EMBED_BATCH_PAPERS], embedder), store,
+                             write_chunks=False)
+            summary.snippets_added = len(changes.backfill)
     if changes.relabel_ids:
         store.update_metadata(changes.relabel_ids, changes.relabel_meta)
     if changes.stale_ids:
@@ -362,12 +371,28 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     return total_chunks
 
 
-def _embed(batch: list[Paper], embedder: Embedder, store: Store, write_chunks: bool = True) -> int:
+def _written(pending: tuple[Future, int], progress: Progress | None, total: int, done: int) -> int:
+    """Wait for a batch's write (its error is raised here) and report it; returns the papers it held."""
+    future, papers = pending
+    future.result()
+    if progress:
+        progress(done + papers, total)
+    return papers
+
+
+class _Encoded(NamedTuple):
+    """One batch's rows (paper, chunk id, text, metadata), their vectors and the papers' sentence rows."""
+
+    rows: list[tuple]
+    vectors: np.ndarray
+    snippets: list[tuple]
+
+
+def _encode(batch: list[Paper], embedder: Embedder) -> _Encoded:
     """Embed the chunks of `batch` and, from the same forward pass, every sentence of each abstract.
 
     A sentence's vector is pooled from the first chunk that holds it whole; one no
     chunk holds whole (a sentence longer than the window) is encoded on its own.
-    Returns the number of chunks written.
     """
     rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
     sentences = {p.paper_id: split_sentences(p.abstract) for p in batch}
@@ -393,13 +418,18 @@ def _embed(batch: list[Paper], embedder: Embedder, store: Store, write_chunks: b
     if alone:
         texts_alone = [by_id[pid].abstract[sentences[pid][j].start:sentences[pid][j].end] for pid, j in alone]
         pooled.update(zip(alone, embedder.encode(texts_alone)))
+    snippets = [(p.paper_id, p.content_hash, [(s.start, s.end) for s in sentences[p.paper_id]],
+                 np.asarray([pooled[(p.paper_id, j)] for j in range(len(sentences[p.paper_id]))], dtype=np.float32))
+                for p in batch if sentences[p.paper_id]]
+    return _Encoded(rows, vectors, snippets)
+
+
+def _store_batch(encoded: _Encoded, store: Store, write_chunks: bool = True) -> None:
+    """Write one encoded batch: its chunks (unless only the sentence rows are missing), then its sentences."""
     if write_chunks:
-        store.upsert([r[1] for r in rows], vectors, [r[2] for r in rows], [r[3] for r in rows])
-    store.snippets.upsert([
-        (p.paper_id, p.content_hash, [(s.start, s.end) for s in sentences[p.paper_id]],
-         np.asarray([pooled[(p.paper_id, j)] for j in range(len(sentences[p.paper_id]))], dtype=np.float32))
-        for p in batch if sentences[p.paper_id]])
-    return len(rows)
+        rows = encoded.rows
+        store.upsert([r[1] for r in rows], encoded.vectors, [r[2] for r in rows], [r[3] for r in rows])
+    store.snippets.upsert(encoded.snippets)
 
 
 class _PaperState:
