@@ -9,6 +9,7 @@ window is cut at word boundaries.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ def chunk_text(
     count_tokens: Callable[[str], int] = approx_tokens,
 ) -> list[Chunk]:
     """Split `text` into sentence-aligned chunks whose spans cover every character of it."""
+    count_tokens = functools.lru_cache(maxsize=None)(count_tokens)  # each sentence is measured twice below
     units = []
     for s in split_sentences(text):
         units.extend(_split_long(text, s, max_tokens, count_tokens))
