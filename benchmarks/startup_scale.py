@@ -59,7 +59,7 @@ def timed(cmd: list[str], env: dict) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[57, 5000, 20000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[57, 5000, 20000], help="grown stores (none: --store only)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/paperbot-startup"))
     ap.add_argument("--no-rebuild", action="store_true", help="skip the runs that rebuild the view")
