@@ -337,7 +337,6 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     if changed:
         store.bump_version(writing=True)
     total_chunks = 0
-    done = 0
     to_embed = changes.to_embed
     if progress:
         progress(0, len(to_embed))
@@ -349,17 +348,14 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
             batch = to_embed[i:i + EMBED_BATCH_PAPERS]
             encoded = _encode(batch, embedder)
             total_chunks += len(encoded.rows)
-            if pending:
-                done += _written(pending, progress, len(to_embed), done)
-            pending = writer.submit(_store_batch, encoded, store), len(batch)
-        if pending:
-            _written(pending, progress, len(to_embed), done)
-        if changes.backfill:
-            log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
-            for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
-                _store_batch(_encode(changes.backfill[i:i + EMBED_BATCH_PAPERS], embedder), store,
-                             write_chunks=False)
-            summary.snippets_added = len(changes.backfill)
+            _written(pending, progress, len(to_embed))
+            pending = writer.submit(_store_batch, encoded, store), i + len(batch)
+        _written(pending, progress, len(to_embed))
+    if changes.backfill:
+        log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
+        for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
+            _store_batch(_encode(changes.backfill[i:i + EMBED_BATCH_PAPERS], embedder), store, write_chunks=False)
+        summary.snippets_added = len(changes.backfill)
     if changes.relabel_ids:
         store.update_metadata(changes.relabel_ids, changes.relabel_meta)
     if changes.stale_ids:
@@ -371,13 +367,14 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     return total_chunks
 
 
-def _written(pending: tuple[Future, int], progress: Progress | None, total: int, done: int) -> int:
-    """Wait for a batch's write (its error is raised here) and report it; returns the papers it held."""
-    future, papers = pending
+def _written(pending: tuple[Future, int] | None, progress: Progress | None, total: int) -> None:
+    """Wait for the batch being written, if any (its error is raised here), and report the papers done."""
+    if pending is None:
+        return
+    future, done = pending
     future.result()
     if progress:
-        progress(done + papers, total)
-    return papers
+        progress(done, total)
 
 
 class _Encoded(NamedTuple):

@@ -95,6 +95,6 @@ def bundled_store(tmp_path_factory, embedder) -> Path:
     return home / "chroma"
 
 
-def seed_store(bundled_store: Path, home: Path) -> None:
-    """Put a copy of the ingested bundled corpus where `home`'s settings look for the store."""
-    shutil.copytree(bundled_store, home / "chroma", ignore=shutil.ignore_patterns("*.lock"))
+def seed_store(store: Path, home: Path) -> None:
+    """Put a copy of an ingested store (e.g. `bundled_store`) where `home`'s settings look for it."""
+    shutil.copytree(store, home / "chroma", ignore=shutil.ignore_patterns("*.lock"))

@@ -17,7 +17,7 @@ from bot import doctor
 from bot.doctor import run_doctor
 from ingest.store import Store
 from retrieval.library import Library
-from tests.conftest import make_settings
+from tests.conftest import make_settings, seed_store
 from tests.fakes import HashEmbedder
 from tests.integration.servers import free_port
 from tests.llm_server import Endpoint
@@ -47,7 +47,7 @@ def store_template(tmp_path_factory) -> Path:
 def store_env(tmp_path, store_template):
     """Settings env of this test's own copy of the 40-paper store."""
     shutil.copy(store_template / "papers.jsonl", tmp_path / "papers.jsonl")
-    shutil.copytree(store_template / "chroma", tmp_path / "chroma", ignore=shutil.ignore_patterns("*.lock"))
+    seed_store(store_template / "chroma", tmp_path)
     return {"PAPERBOT_CORPUS": str(tmp_path / "papers.jsonl"), "DISCORD_TOKEN": DISCORD_TOKEN}
 
 
@@ -254,7 +254,7 @@ def indexed_store(tmp_path_factory) -> tuple[Path, dict]:
 @pytest.mark.parametrize("damage", ["truncated", "zeroed"])
 def test_damaged_vector_index_is_caught_by_the_store_check(tmp_path, indexed_store, damage):
     home, env = indexed_store
-    shutil.copytree(home / "chroma", tmp_path / "chroma")
+    seed_store(home / "chroma", tmp_path)
     files = [p / "data_level0.bin" for p in (tmp_path / "chroma").iterdir() if (p / "data_level0.bin").is_file()]
     assert files, "no HNSW index on disk to damage"
     for f in files:  # the chunks' index and the sentences' index
