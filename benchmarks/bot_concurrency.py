@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 from benchmarks.common import REPO, percentile
 from bot.app.client import PaperBot
@@ -29,14 +31,29 @@ def questions(n: int) -> list[str]:
     return [qs[i % len(qs)] for i in range(n)]
 
 
-async def lag_monitor(stop: asyncio.Event, interval: float = 0.01) -> float:
-    """The worst delay between when a 10 ms sleep should have woken and when it did."""
+async def lag_monitor(stop: asyncio.Event, interval: float = 0.01, trace: TextIO | None = None,
+                      over: float = 0.1) -> float:
+    """The worst delay between when a 10 ms sleep should have woken and when it did.
+
+    With `trace` (a file), every stall longer than `over` seconds has the stacks of all threads written to
+    it while it lasts, by faulthandler's own thread (which needs no GIL, so a C call holding it is caught
+    in the act), followed by a line with the stall's length.
+    """
     worst = 0.0
     loop = asyncio.get_running_loop()
+    start = loop.time()
     while not stop.is_set():
         t = loop.time()
+        if trace:
+            faulthandler.dump_traceback_later(over, file=trace)
         await asyncio.sleep(interval)
-        worst = max(worst, loop.time() - t - interval)
+        lag = loop.time() - t - interval
+        if trace:
+            faulthandler.cancel_dump_traceback_later()
+            if lag > over:
+                trace.write(f"=== stall of {lag * 1000:.0f} ms, {t - start:.1f} s into the run\n")
+                trace.flush()
+        worst = max(worst, lag)
     return worst
 
 

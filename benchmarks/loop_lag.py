@@ -14,7 +14,7 @@ counts against it; goal ≤ 200 ms; Discord drops what is not acknowledged in 3 
   2. A view rebuild on a bigger store (`--store`, e.g. one grown by scripts/grow_store.py): another
      process's write (a new content version) makes the next question rebuild it.
 
-    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000]
+    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000] [--program FILE] [--stalls FILE]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 from benchmarks.bot_concurrency import lag_monitor
 from benchmarks.common import percentile
@@ -103,12 +104,12 @@ def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[fl
         print(f"  /ask answered: p50 {statistics.median(answers):.2f} s, p95 {percentile(answers, 95):.2f} s")
 
 
-async def measure(h: Harness, name: str, work) -> None:
+async def measure(h: Harness, name: str, work, trace: TextIO | None = None) -> None:
     """Run `work` (a coroutine factory) with the stream of interactions beside it; print the figures."""
     stop = asyncio.Event()
     acks: dict[str, list[float]] = {k: [] for k in ("paper", "paper autocomplete", "author autocomplete", "ask")}
     answers: list[float] = []
-    monitor = asyncio.create_task(lag_monitor(stop))
+    monitor = asyncio.create_task(lag_monitor(stop, trace=trace))
     feeder = asyncio.create_task(stream(h, stop, acks, answers))
     await asyncio.sleep(0.3)
     start = time.perf_counter()
@@ -120,7 +121,7 @@ async def measure(h: Harness, name: str, work) -> None:
     report(name, await monitor, acks, answers, took)
 
 
-async def reindex_case(tmp: Path, program: Path | None = None) -> None:
+async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | None = None) -> None:
     corpus = tmp / "corpus"
     shutil.copytree(BUNDLED_CORPUS, corpus)
     env = {**os.environ, "CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
@@ -142,10 +143,10 @@ async def reindex_case(tmp: Path, program: Path | None = None) -> None:
             await h.bot.papers()  # the view of the new version, as the next question builds it
             await asyncio.to_thread(services.library.search, "warm up")
 
-        await measure(h, name, reindex)
+        await measure(h, name, reindex, trace)
 
 
-async def rebuild_case(store: Path, tmp: Path) -> None:
+async def rebuild_case(store: Path, tmp: Path, trace: TextIO | None = None) -> None:
     env = {**os.environ, "CHROMA_PATH": str(store), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
            "DISCORD_RATE_LIMIT": "10000"}
     settings = Settings.from_env(env)
@@ -158,7 +159,7 @@ async def rebuild_case(store: Path, tmp: Path) -> None:
             await asyncio.to_thread(library.search, "the question that finds the store changed")
             await asyncio.sleep(PACE * 8)  # the bot's own paper list catches up (it checks every few seconds)
 
-        await measure(h, f"2. view rebuild at {papers:,} papers ({store})", rebuild)
+        await measure(h, f"2. view rebuild at {papers:,} papers ({store})", rebuild, trace)
 
 
 def main() -> int:
@@ -169,15 +170,19 @@ def main() -> int:
                     help="reindex this program file added to the bundled corpus instead (e.g. conference_bench's)")
     ap.add_argument("--dir", type=Path, default=None,
                     help="where the stores go (e.g. /dev/shm: memory, to tell the disk's share of the stalls)")
+    ap.add_argument("--stalls", type=Path, default=None,
+                    help="write every thread's stack to this file during each stall over 100 ms (what holds the loop; "
+                         "faulthandler reads the stacks of running threads, which can crash the process)")
     args = ap.parse_args()
+    trace = args.stalls.open("w") if args.stalls else None
     tmp = Path(tempfile.mkdtemp(prefix="paperbot-lag-", dir=args.dir))
     print(f"load average {os.getloadavg()[0]:.1f}; an interaction every {PACE * 1000:.0f} ms", flush=True)
     if not args.skip_reindex:
-        asyncio.run(reindex_case(tmp / "reindex", args.program))
+        asyncio.run(reindex_case(tmp / "reindex", args.program, trace))
     if args.store:
         copy = tmp / "store"
         shutil.copytree(args.store, copy, symlinks=False)
-        asyncio.run(rebuild_case(copy, tmp))
+        asyncio.run(rebuild_case(copy, tmp, trace))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
