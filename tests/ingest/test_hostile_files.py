@@ -211,3 +211,60 @@ def test_no_json_input_gives_anything_but_papers_or_one_clear_error(tmp_path, da
         assert "\n" not in str(exc) and str(path) in str(exc)
     else:
         assert all(p.title or p.abstract for p in loaded.papers)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON_VALUES, indent=st.sampled_from([None, 0, 2]), cut=st.integers(min_value=0, max_value=400),
+       damage=st.sampled_from(["none", "cut", "drop a character", "trailing comma", "extra data"]))
+def test_a_big_file_decoded_a_record_at_a_time_reads_as_json_loads_reads_it(value, indent, cut, damage):
+    """Long JSON texts are decoded an element at a time (the bot's loop runs between two): the same values,
+    and for a broken text the same error at the same place."""
+    from ingest.parse import _decode_in_parts
+
+    text = json.dumps(value, indent=indent)
+    if damage == "cut":
+        text = text[:cut % (len(text) + 1)]
+    elif damage == "drop a character" and text:
+        i = cut % len(text)
+        text = text[:i] + text[i + 1:]
+    elif damage == "trailing comma":
+        text = text.replace("]", ",]", 1).replace("}", ",}", 1)
+    elif damage == "extra data":
+        text += " 1"
+
+    def outcome(decode):
+        try:
+            return "value", json.dumps(decode(text), sort_keys=True)
+        except json.JSONDecodeError as exc:
+            return "error", exc.msg, exc.pos
+
+    assert outcome(_decode_in_parts) == outcome(json.loads)
+
+
+@pytest.mark.parametrize("name", ["deep.json", "bad.json", "ok.json"])
+def test_files_decoded_in_parts_give_the_same_papers_and_errors(tmp_path, monkeypatch, name):
+    from ingest import parse
+
+    texts = {"deep.json": "[" * 10_000 + "]" * 10_000,
+             "bad.json": json.dumps({"notes": [{"title": "T", "abstract": A1}]}, indent=1)[:-3],
+             "ok.json": json.dumps({"notes": [{"id": "a", "title": "T", "abstract": A1},
+                                              {"id": "b", "title": "U", "abstract": A2}]})}
+    path = write(tmp_path / name, texts[name])
+
+    def read():
+        try:
+            return [(p.paper_id, p.title, p.abstract) for p in read_file(path).papers]
+        except InputError as exc:
+            return str(exc)
+
+    whole = read()
+    monkeypatch.setattr(parse, "DECODE_IN_PARTS_CHARS", 0)
+    assert read() == whole
+    assert ("nested more than 64" in whole) if name == "deep.json" else \
+        ("invalid JSON" in whole) if name == "bad.json" else (len(whole) == 2)
