@@ -45,9 +45,12 @@ PAGE = 500
 # other thread of the process (a bot's event loop) for seconds. Writes are made in small calls with a short
 # pause between them, and an embedded store sizes each call from how long the last one took, so that one
 # call holds the GIL for about WRITE_HOLD seconds whatever the rows and the collection's size
-# (benchmarks/loop_lag.py; a 32-row write took 100-170 ms in a store of 6,000 papers).
+# (benchmarks/loop_lag.py; a 32-row write took 100-170 ms in a store of 6,000 papers while the model ran).
+# A call costs tens of ms whatever its size when the cores are busy: below MIN_WRITE_ROWS, smaller calls
+# would only make the writes slower than the model.
 WRITE_BATCH = 32
-WRITE_HOLD = 0.03  # seconds one embedded write call aims to take
+MIN_WRITE_ROWS = 8
+WRITE_HOLD = 0.05  # seconds one embedded write call aims to take
 WRITE_PAUSE = 0.01  # seconds between two write calls
 
 
@@ -386,9 +389,10 @@ def _bound_requests(client, timeout: float) -> None:
 
 def _next_write_rows(planned: int, written: int, took: float, limit: int) -> int:
     """Rows for the next write call, after a call of `written` rows (of `planned`) took `took` seconds:
-    about WRITE_HOLD seconds' worth, at most twice the rows planned for the last call, at most `limit`."""
+    about WRITE_HOLD seconds' worth, at most twice the rows planned for the last call, between
+    MIN_WRITE_ROWS and `limit`."""
     fit = int(written * WRITE_HOLD / max(took, 1e-4))
-    return max(1, min(fit, 2 * planned, limit))
+    return min(max(MIN_WRITE_ROWS, min(fit, 2 * planned)), limit)
 
 
 def _acquire_lock(path: Path):

@@ -95,7 +95,8 @@ def test_writes_go_to_chroma_in_small_calls(tmp_path, monkeypatch):
     """Chroma's embedded client holds the GIL through a whole write: a bot's event loop waits for each call.
 
     Calls are at most WRITE_BATCH rows, and when they get slow (a big store, big rows, a busy disk) the next
-    ones get smaller, so that one holds the GIL about WRITE_HOLD seconds; they grow again when writes are fast.
+    ones get smaller (down to MIN_WRITE_ROWS), so that one holds the GIL about WRITE_HOLD seconds; they grow
+    again when writes are fast.
     """
     import time
 
@@ -134,11 +135,16 @@ def test_writes_go_to_chroma_in_small_calls(tmp_path, monkeypatch):
         assert 0 < max(sizes[1:]) <= batch // 3, sizes  # then calls of about a quarter of the rows
 
         sizes.clear()
+        per_row[0] = hold  # each row takes as long as a call should: calls keep a floor of rows
+        write(n + 60, 20)
+        assert min(sizes[:-1]) == store_module.MIN_WRITE_ROWS and sum(sizes) == 20, sizes
+
+        sizes.clear()
         per_row[0] = 0.0
-        write(n + 60, 200)
+        write(n + 80, 200)
         assert sizes[0] <= batch // 3 and max(sizes) == batch and sum(sizes) == 200, sizes  # and back up
-        assert store.count() == n + 260
-        store.delete([f"p{i}:h:0" for i in range(n + 260)])
+        assert store.count() == n + 280
+        store.delete([f"p{i}:h:0" for i in range(n + 280)])
         assert store.count() == 0 and store.query(np.ones(8, dtype=np.float32), n=10) == []
 
 
