@@ -32,12 +32,13 @@ def questions(n: int) -> list[str]:
 
 
 async def lag_monitor(stop: asyncio.Event, interval: float = 0.01, trace: TextIO | None = None,
-                      over: float = 0.1) -> float:
+                      over: float = 0.1, stalls: list[tuple[float, float]] | None = None) -> float:
     """The worst delay between when a 10 ms sleep should have woken and when it did.
 
-    With `trace` (a file), every stall longer than `over` seconds has the stacks of all threads written to
-    it while it lasts, by faulthandler's own thread (which needs no GIL, so a C call holding it is caught
-    in the act), followed by a line with the stall's length.
+    Each stall longer than `over` seconds is appended to `stalls` as (seconds into the run, its length).
+    With `trace` (a file), every such stall also has the stacks of all threads written to it while it lasts,
+    by faulthandler's own thread (which needs no GIL, so a C call holding it is caught in the act),
+    followed by a line with the stall's length.
     """
     worst = 0.0
     loop = asyncio.get_running_loop()
@@ -50,7 +51,10 @@ async def lag_monitor(stop: asyncio.Event, interval: float = 0.01, trace: TextIO
         lag = loop.time() - t - interval
         if trace:
             faulthandler.cancel_dump_traceback_later()
-            if lag > over:
+        if lag > over:
+            if stalls is not None:
+                stalls.append((t - start, lag))
+            if trace:
                 trace.write(f"=== stall of {lag * 1000:.0f} ms, {t - start:.1f} s into the run\n")
                 trace.flush()
         worst = max(worst, lag)

@@ -8,9 +8,13 @@ package and the project are importable without any path juggling:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,3 +60,29 @@ def peak_rss(cmd: list[str], *, stdin: str = "", env: dict | None = None,
                           env=env, cwd=cwd, check=True)
     kb, code, lines, err = json.loads(proc.stdout)
     return kb / 1024, code, lines, err
+
+
+@contextlib.contextmanager
+def chroma_server(path: Path) -> Iterator[dict[str, str]]:
+    """A `chroma run` serving the store folder `path` on a free loopback port, for as long as the block runs;
+    yields the environment that points paperbot at it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    chroma = Path(sys.executable).with_name("chroma")
+    server = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise RuntimeError(f"`chroma run --path {path}` did not start") from None
+                time.sleep(0.5)
+        yield {"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(port)}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -14,13 +14,14 @@ counts against it; goal ≤ 200 ms; Discord drops what is not acknowledged in 3 
   2. A view rebuild on a bigger store (`--store`, e.g. one grown by scripts/grow_store.py): another
      process's write (a new content version) makes the next question rebuild it.
 
-    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000] [--program FILE] [--stalls FILE]
+    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000] [--program FILE] [--server] [--stalls FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shutil
 import statistics
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from benchmarks.bot_concurrency import lag_monitor
-from benchmarks.common import percentile
+from benchmarks.common import chroma_server, percentile
 from bot.app.client import PaperBot
 from bot.harness import MANAGE_GUILD, MEMBER_PERMS, Harness
 from bot.runtime import open_services
@@ -92,10 +93,16 @@ async def stream(h: Harness, stop: asyncio.Event, acks: dict[str, list[float]], 
     await asyncio.gather(*running)
 
 
-def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[float], took: float) -> None:
+def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[float], took: float,
+           stalls: list[tuple[float, float]], phases: list[tuple[float, str]]) -> None:
     every = [a for v in acks.values() for a in v]
     print(f"{name}: {took:.1f} s; max event-loop lag {lag * 1000:.0f} ms (goal <= 100 ms); acknowledgements: "
           f"max {max(every) * 1000:.0f} ms (goal <= 200 ms) over {len(every)}", flush=True)
+    if phases:
+        print("  phases: " + ", ".join(f"{what} at {at:.1f} s" for at, what in phases))
+    if stalls:
+        print(f"  stalls over 100 ms: {len(stalls)}: " + ", ".join(f"{ms * 1000:.0f} ms at {at:.1f} s"
+                                                              for at, ms in stalls[:20]))
     for kind, values in acks.items():
         if values:
             print(f"  {kind}: {len(values)}, p50 {statistics.median(values) * 1000:.0f} ms, "
@@ -105,27 +112,36 @@ def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[fl
 
 
 async def measure(h: Harness, name: str, work, trace: TextIO | None = None) -> None:
-    """Run `work` (a coroutine factory) with the stream of interactions beside it; print the figures."""
+    """Run `work` (a coroutine factory, given a function that marks a phase) with the stream of
+    interactions beside it; print the figures."""
     stop = asyncio.Event()
     acks: dict[str, list[float]] = {k: [] for k in ("paper", "paper autocomplete", "author autocomplete", "ask")}
     answers: list[float] = []
-    monitor = asyncio.create_task(lag_monitor(stop, trace=trace))
+    stalls: list[tuple[float, float]] = []
+    phases: list[tuple[float, str]] = []
+    monitor = asyncio.create_task(lag_monitor(stop, trace=trace, stalls=stalls))
+    began = asyncio.get_running_loop().time()
+
+    def mark(what: str) -> None:
+        phases.append((asyncio.get_running_loop().time() - began, what))
+
     feeder = asyncio.create_task(stream(h, stop, acks, answers))
     await asyncio.sleep(0.3)
     start = time.perf_counter()
-    await work()
+    await work(mark)
     took = time.perf_counter() - start
     await asyncio.sleep(0.5)
     stop.set()
     await feeder
-    report(name, await monitor, acks, answers, took)
+    report(name, await monitor, acks, answers, took, stalls, phases)
 
 
-async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | None = None) -> None:
+async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | None = None,
+                       server: dict[str, str] | None = None) -> None:
     corpus = tmp / "corpus"
     shutil.copytree(BUNDLED_CORPUS, corpus)
     env = {**os.environ, "CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
-           "PAPERBOT_CORPUS": str(corpus), "DISCORD_RATE_LIMIT": "10000"}
+           "PAPERBOT_CORPUS": str(corpus), "DISCORD_RATE_LIMIT": "10000", **(server or {})}
     settings = Settings.from_env(env)
     async with open_services(settings, ingest_if_empty=True, warm_up=True) as services, \
             Harness(PaperBot(services)) as h:
@@ -137,11 +153,15 @@ async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | N
             revise_corpus(BUNDLED_CORPUS, corpus)
             name = "1. /reindex of the bundled corpus, every abstract changed, then the view rebuilt"
 
-        async def reindex() -> None:
+        async def reindex(mark) -> None:
+            mark("/reindex sent")
             ex = await h.wait(h.feed_interaction(h.slash_payload("reindex", permissions=MANAGE_GUILD)), timeout=1200)
+            mark("/reindex answered")
             print(f"  reindex: {ex.calls[-1].json.get('content', '')[:120]}")
             await h.bot.papers()  # the view of the new version, as the next question builds it
+            mark("paper list read")
             await asyncio.to_thread(services.library.search, "warm up")
+            mark("first search done")
 
         await measure(h, name, reindex, trace)
 
@@ -154,9 +174,11 @@ async def rebuild_case(store: Path, tmp: Path, trace: TextIO | None = None) -> N
         library = services.library
         papers = len(await h.bot.papers())
 
-        async def rebuild() -> None:
+        async def rebuild(mark) -> None:
             await asyncio.to_thread(library.store.bump_version)  # as another process's ingest would
+            mark("store changed")
             await asyncio.to_thread(library.search, "the question that finds the store changed")
+            mark("view rebuilt")
             await asyncio.sleep(PACE * 8)  # the bot's own paper list catches up (it checks every few seconds)
 
         await measure(h, f"2. view rebuild at {papers:,} papers ({store})", rebuild, trace)
@@ -173,12 +195,18 @@ def main() -> int:
     ap.add_argument("--stalls", type=Path, default=None,
                     help="write every thread's stack to this file during each stall over 100 ms (what holds the loop; "
                          "faulthandler reads the stacks of running threads, which can crash the process)")
+    ap.add_argument("--server", action="store_true",
+                    help="case 1 with the store in a `chroma run` server (CHROMA_HOST) instead of embedded")
     args = ap.parse_args()
     trace = args.stalls.open("w") if args.stalls else None
     tmp = Path(tempfile.mkdtemp(prefix="paperbot-lag-", dir=args.dir))
     print(f"load average {os.getloadavg()[0]:.1f}; an interaction every {PACE * 1000:.0f} ms", flush=True)
     if not args.skip_reindex:
-        asyncio.run(reindex_case(tmp / "reindex", args.program, trace))
+        with contextlib.ExitStack() as stack:
+            server = stack.enter_context(chroma_server(tmp / "server-store")) if args.server else None
+            if server:
+                print("the store is served by `chroma run`", flush=True)
+            asyncio.run(reindex_case(tmp / "reindex", args.program, trace, server))
     if args.store:
         copy = tmp / "store"
         shutil.copytree(args.store, copy, symlinks=False)

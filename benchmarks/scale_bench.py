@@ -21,14 +21,13 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, SCIFACT, peak_rss
+from benchmarks.common import REPO, SCIFACT, chroma_server, peak_rss
 from ingest.parse import discover, parse_file
 from paperbot.settings import BUNDLED_CORPUS
 from paperbot.text import split_sentences
@@ -47,12 +46,6 @@ def write_corpus(path: Path, n: int, pool: list[str], seed: int) -> None:
         f.write("Generated abstracts\n")
         for _ in range(n):
             f.write("\n" + " ".join(rng.sample(pool, rng.randint(4, 8))) + "\n")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def paperbot(env: dict, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -125,19 +118,8 @@ def main() -> int:
     rss, status = bot_rss_mb(embedded, questions[:10])
     print(f"embedded: warm search p50 {p50:.0f} ms, p95 {p95:.0f} ms; bot process peak RSS {rss:.0f} MB ({status})")
 
-    port = free_port()
-    chroma = Path(sys.executable).with_name("chroma")
-    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp / "store"), "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        remote = {**base, "CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(port), "CHROMA_PATH": str(tmp / "unused")}
+    with chroma_server(tmp / "store") as server_env:
+        remote = {**base, **server_env, "CHROMA_PATH": str(tmp / "unused")}
         sample_server = timed_ingest({**remote, "CHROMA_COLLECTION": "sample-server"}, sample, args.sample)
         print(f"ingest of {args.sample}: embedded {sample_embedded:.1f} docs/s, server {sample_server:.1f} docs/s "
               f"(server/embedded {sample_server / sample_embedded:.2f}x)")
@@ -145,9 +127,6 @@ def main() -> int:
         srss, sstatus = bot_rss_mb(remote, questions[:10])
         print(f"server: warm search p50 {s50:.0f} ms, p95 {s95:.0f} ms (p50 {s50 / p50:.2f}x embedded); "
               f"bot process peak RSS {srss:.0f} MB ({sstatus})")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     print(f"work folder: {tmp}")
     return 0
 

@@ -50,8 +50,9 @@ class SnippetRows:
         """Store, per paper version (paper id, content hash), its sentences' spans and vectors (one row each)."""
         if self._rows is None:
             return
-        for part in self._store._writes(len(rows)):
-            page = rows[part]
+        step = self._store.max_batch()
+        for i in self._store._writes(len(rows)):
+            page = rows[i:i + step]
             with self._store._errors("write sentence vectors"):
                 self._rows.upsert(
                     ids=[snippet_id(pid, h) for pid, h, _, _ in page],
@@ -64,9 +65,10 @@ class SnippetRows:
         """Remove the sentence vectors of these paper versions."""
         if self._rows is None:
             return
-        for part in self._store._writes(len(content_hashes)):
+        step = self._store.max_batch()
+        for i in self._store._writes(len(content_hashes)):
             with self._store._errors("delete sentence vectors"):
-                self._rows.delete(where={"content_hash": {"$in": content_hashes[part]}})
+                self._rows.delete(where={"content_hash": {"$in": content_hashes[i:i + step]}})
 
     def count(self) -> int:
         """How many paper versions have their sentence vectors stored."""

@@ -40,17 +40,11 @@ LOCK_NAME = "paperbot.lock"
 SCHEMA_VERSION = 1
 # Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
 PAGE = 500
-# Rows written per call, at most. Chroma's embedded client holds the GIL through a whole write (it releases
-# it only for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every
-# other thread of the process (a bot's event loop) for seconds. Writes are made in small calls with a short
-# pause between them, and an embedded store sizes each call from how long the last one took, so that one
-# call holds the GIL for about WRITE_HOLD seconds whatever the rows and the collection's size
-# (benchmarks/loop_lag.py; a 32-row write took 100-170 ms in a store of 6,000 papers while the model ran).
-# A call costs tens of ms whatever its size when the cores are busy: below MIN_WRITE_ROWS, smaller calls
-# would only make the writes slower than the model.
+# Rows written per call. Chroma's embedded client holds the GIL through a whole write (it releases it only
+# for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every other
+# thread of the process (a bot's event loop) for seconds; small calls with a short pause between them let
+# the other threads run (benchmarks/loop_lag.py).
 WRITE_BATCH = 32
-MIN_WRITE_ROWS = 8
-WRITE_HOLD = 0.05  # seconds one embedded write call aims to take
 WRITE_PAUSE = 0.01  # seconds between two write calls
 
 
@@ -79,7 +73,6 @@ class Store:
         self.model_name = model_name
         self.dimension = dimension
         self._lock = None
-        self._write_rows = WRITE_BATCH  # rows in the next write call (see _writes)
         self._client = self._connect()
         try:
             self._collection = self._open_collection(create)
@@ -284,40 +277,32 @@ class Store:
         except Exception:
             return WRITE_BATCH
 
-    def _writes(self, n: int) -> Iterator[slice]:
-        """The rows of each write call for `n` rows, with a short pause between calls (see WRITE_BATCH).
-
-        The caller makes one call per slice; an embedded store times it and sizes the next one to take
-        about WRITE_HOLD seconds.
-        """
-        limit = self.max_batch()
-        start = 0
-        while start < n:
-            if start:
+    def _writes(self, n: int) -> Iterator[int]:
+        """Start offsets of the write calls for `n` rows, with a short pause between calls (see WRITE_BATCH)."""
+        step = self.max_batch()
+        for i in range(0, n, step):
+            if i:
                 time.sleep(WRITE_PAUSE)
-            rows = min(self._write_rows, limit)
-            stop = min(n, start + rows)
-            began = time.perf_counter()
-            yield slice(start, stop)
-            if not self.settings.is_server:
-                self._write_rows = _next_write_rows(rows, stop - start, time.perf_counter() - began, limit)
-            start = stop
+            yield i
 
     def upsert(self, ids: list[str], embeddings, documents: list[str], metadatas: list[dict]) -> None:
-        for rows in self._writes(len(ids)):
+        step = self.max_batch()
+        for i in self._writes(len(ids)):
             with self._errors("write chunks"):
-                self._collection.upsert(ids=ids[rows], embeddings=embeddings[rows], documents=documents[rows],
-                                        metadatas=metadatas[rows])
+                self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
+                                        documents=documents[i:i + step], metadatas=metadatas[i:i + step])
 
     def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
-        for rows in self._writes(len(ids)):
+        step = self.max_batch()
+        for i in self._writes(len(ids)):
             with self._errors("update metadata"):
-                self._collection.update(ids=ids[rows], metadatas=metadatas[rows])
+                self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
 
     def delete(self, ids: list[str]) -> None:
-        for rows in self._writes(len(ids)):
+        step = self.max_batch()
+        for i in self._writes(len(ids)):
             with self._errors("delete chunks"):
-                self._collection.delete(ids=ids[rows])
+                self._collection.delete(ids=ids[i:i + step])
 
     def write_in_progress(self) -> bool:
         """True when the last ingest that started writing never finished (it was killed)."""
@@ -385,14 +370,6 @@ def _bound_requests(client, timeout: float) -> None:
         session.timeout = httpx.Timeout(timeout)
     else:
         log.warning("this chromadb version hides its HTTP session; CHROMA_TIMEOUT applies only to connecting")
-
-
-def _next_write_rows(planned: int, written: int, took: float, limit: int) -> int:
-    """Rows for the next write call, after a call of `written` rows (of `planned`) took `took` seconds:
-    about WRITE_HOLD seconds' worth, at most twice the rows planned for the last call, between
-    MIN_WRITE_ROWS and `limit`."""
-    fit = int(written * WRITE_HOLD / max(took, 1e-4))
-    return min(max(MIN_WRITE_ROWS, min(fit, 2 * planned)), limit)
 
 
 def _acquire_lock(path: Path):
