@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -340,17 +339,17 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     to_embed = changes.to_embed
     if progress:
         progress(0, len(to_embed))
-    # A batch is written in a thread while the next one is embedded: the model frees the GIL while it
-    # runs, Chroma's writes hold it, so the two overlap instead of taking turns (docs/benchmarks.md).
-    with ThreadPoolExecutor(1, thread_name_prefix="paperbot-write") as writer:
-        pending: tuple[Future, int] | None = None
-        for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
-            batch = to_embed[i:i + EMBED_BATCH_PAPERS]
-            encoded = _encode(batch, embedder)
-            total_chunks += len(encoded.rows)
-            _written(pending, progress, len(to_embed))
-            pending = writer.submit(_store_batch, encoded, store), i + len(batch)
-        _written(pending, progress, len(to_embed))
+    # Each batch is written after it is embedded, not in a thread beside the next batch's embedding: Chroma's
+    # embedded writes hold the GIL, and beside the model's threads on every core a write held it 3-5 times as
+    # long, stalling a bot's event loop over 100 ms dozens of times in one /reindex, for no faster ingest on
+    # two cores (docs/benchmarks.md, "The event loop during a /reindex").
+    for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
+        batch = to_embed[i:i + EMBED_BATCH_PAPERS]
+        encoded = _encode(batch, embedder)
+        total_chunks += len(encoded.rows)
+        _store_batch(encoded, store)
+        if progress:
+            progress(i + len(batch), len(to_embed))
     if changes.backfill:
         log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
         for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
@@ -365,16 +364,6 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     if changed:
         store.bump_version()
     return total_chunks
-
-
-def _written(pending: tuple[Future, int] | None, progress: Progress | None, total: int) -> None:
-    """Wait for the batch being written, if any (its error is raised here), and report the papers done."""
-    if pending is None:
-        return
-    future, done = pending
-    future.result()
-    if progress:
-        progress(done, total)
 
 
 class _Encoded(NamedTuple):
