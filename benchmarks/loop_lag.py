@@ -101,8 +101,9 @@ def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[fl
     if phases:
         print("  phases: " + ", ".join(f"{what} at {at:.1f} s" for at, what in phases))
     if stalls:
-        print(f"  stalls over 100 ms: {len(stalls)}: " + ", ".join(f"{ms * 1000:.0f} ms at {at:.1f} s"
-                                                              for at, ms in stalls[:20]))
+        worst = sorted(stalls, key=lambda s: -s[1])[:10]
+        print(f"  stalls over 100 ms: {len(stalls)}, over 150 ms: {sum(ms > 0.15 for _, ms in stalls)}; the largest: "
+              + ", ".join(f"{ms * 1000:.0f} ms at {at:.1f} s" for at, ms in worst))
     for kind, values in acks.items():
         if values:
             print(f"  {kind}: {len(values)}, p50 {statistics.median(values) * 1000:.0f} ms, "
