@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ingest.embed import Embedder
 from ingest.pipeline import Progress
-from paperbot.memory import steady_heap
+from paperbot.memory import settle_long_lived, steady_heap
 from paperbot.settings import Settings
 from retrieval import translate
 from retrieval.library import Library
@@ -71,6 +71,7 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
         if warm_up:
             await asyncio.to_thread(library.search, "warm up")
             await asyncio.to_thread(translate.warm)
+            log.debug("%d objects left out of the garbage collector's full passes", settle_long_lived())
         llm = None
         if use_llm and settings.llm.enabled:
             import httpx

@@ -40,6 +40,20 @@ def steady_heap() -> bool:
     return applied
 
 
+def settle_long_lived() -> int:
+    """Leave every object alive now (modules, the model, the serving view) out of the garbage collector's
+    full passes (gc.freeze); returns how many there are.
+
+    A full pass walks every tracked object while holding the interpreter: with half a million objects
+    after warm-up, one took about 210 ms, and the records a /reindex parses set one off, stalling a bot's
+    event loop for that long (docs/benchmarks.md, "The event loop during a /reindex"). Frozen objects are
+    still freed when their last reference goes; only cycles among them are never collected, and the
+    objects of a warmed-up process are meant to live as long as it does.
+    """
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def release_free_memory(collect: bool = True) -> None:
     """Give memory freed after a large build back to the OS (glibc keeps it otherwise); `collect` runs a full
     garbage collection first (it holds the interpreter: other threads wait)."""
