@@ -14,6 +14,7 @@ other processes know when to rebuild.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -43,9 +44,10 @@ PAGE = 500
 # Rows written per call. Chroma's embedded client holds the GIL through a whole write (it releases it only
 # for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every other
 # thread of the process (a bot's event loop) for seconds; small calls with a short pause between them let
-# the other threads run (benchmarks/loop_lag.py).
-WRITE_BATCH = 32
-WRITE_PAUSE = 0.01  # seconds between two write calls
+# the other threads run (benchmarks/loop_lag.py). In a store of thousands of papers a 32-row call still held
+# it over 100 ms 46 times in a 6,000-paper /reindex, a 16-row call 11 times (docs/benchmarks.md).
+WRITE_BATCH = 16
+WRITE_PAUSE = 0.01  # seconds between two write calls, when another thread may be waiting for the GIL
 
 
 def _chroma_settings():
@@ -281,7 +283,7 @@ class Store:
         """Start offsets of the write calls for `n` rows, with a short pause between calls (see WRITE_BATCH)."""
         step = self.max_batch()
         for i in range(0, n, step):
-            if i:
+            if i and threading.active_count() > 1:  # alone (`paperbot ingest`), nobody needs the pause
                 time.sleep(WRITE_PAUSE)
             yield i
 

@@ -126,3 +126,30 @@ def test_no_temp_dir_is_noticed(monkeypatch, tmp_path):
     assert not no_temp_dir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
     assert no_temp_dir()
+
+
+def test_writes_pause_between_calls_only_when_another_thread_may_wait(tmp_path, monkeypatch):
+    """The pause between write calls lets a bot's event loop take the GIL; `paperbot ingest` alone skips it."""
+    import threading
+
+    import numpy as np
+
+    from ingest import store as store_module
+    from ingest.store import Store
+    from tests.conftest import make_settings
+
+    pauses = []
+    monkeypatch.setattr(store_module.time, "sleep", lambda s: pauses.append(s))
+    n = store_module.WRITE_BATCH * 3
+    with Store(make_settings(tmp_path).store, "test-hash", 8) as store:
+        def write(prefix: str) -> None:
+            store.upsert([f"{prefix}{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32), ["t"] * n,
+                         [{"paper_id": f"{prefix}{i}"} for i in range(n)])
+
+        monkeypatch.setattr(threading, "active_count", lambda: 1)
+        write("a")
+        assert pauses == []
+        monkeypatch.setattr(threading, "active_count", lambda: 2)
+        write("b")
+        assert pauses == [store_module.WRITE_PAUSE] * 2
+        assert store.count() == 2 * n
