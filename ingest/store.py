@@ -45,8 +45,11 @@ PAGE = 500
 # for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every other
 # thread of the process (a bot's event loop) for seconds; small calls with a short pause between them let
 # the other threads run (benchmarks/loop_lag.py). In a store of thousands of papers a 32-row call still held
-# it over 100 ms 46 times in a 6,000-paper /reindex, a 16-row call 11 times (docs/benchmarks.md).
-WRITE_BATCH = 16
+# it over 100 ms 46 times in a 6,000-paper /reindex, a 16-row call 11 times; but a call's cost is mostly
+# fixed, and a lone `paperbot ingest` took 5 % longer in 16-row calls (docs/benchmarks.md). So the calls
+# are smaller, and paused between, only when another thread may be waiting for the GIL.
+WRITE_BATCH = 32
+SHARED_WRITE_BATCH = 16  # rows per call when the process has other threads (a bot)
 WRITE_PAUSE = 0.01  # seconds between two write calls, when another thread may be waiting for the GIL
 
 
@@ -273,17 +276,19 @@ class Store:
     # -- writing -----------------------------------------------------------------
 
     def max_batch(self) -> int:
-        """Rows per write call: WRITE_BATCH, or less when the server takes less."""
+        """Rows per write call: WRITE_BATCH (SHARED_WRITE_BATCH beside other threads), or less when the
+        server takes less."""
+        rows = WRITE_BATCH if threading.active_count() == 1 else SHARED_WRITE_BATCH
         try:
-            return max(1, min(int(self._client.get_max_batch_size()), WRITE_BATCH))
+            return max(1, min(int(self._client.get_max_batch_size()), rows))
         except Exception:
-            return WRITE_BATCH
+            return rows
 
     def _writes(self, n: int) -> Iterator[int]:
         """Start offsets of the write calls for `n` rows, with a short pause between calls (see WRITE_BATCH)."""
         step = self.max_batch()
         for i in range(0, n, step):
-            if i and threading.active_count() > 1:  # alone (`paperbot ingest`), nobody needs the pause
+            if i and threading.active_count() > 1:  # alone (`paperbot ingest`), nobody waits
                 time.sleep(WRITE_PAUSE)
             yield i
 

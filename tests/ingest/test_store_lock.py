@@ -91,8 +91,12 @@ def test_cli_on_a_locked_store_says_to_run_a_chroma_server(holder, command, tmp_
     assert holder.poll() is None  # the holder was not disturbed
 
 
-def test_writes_go_to_chroma_in_small_calls(tmp_path):
-    """Chroma's embedded client holds the GIL through a whole write: a bot's event loop waits for each call."""
+@pytest.mark.parametrize("threads", [1, 3])
+def test_writes_go_to_chroma_in_small_calls(tmp_path, monkeypatch, threads):
+    """Chroma's embedded client holds the GIL through a whole write: a bot's event loop waits for each call.
+    Beside other threads the calls are smaller still."""
+    import threading
+
     import numpy as np
 
     from ingest import store as store_module
@@ -108,10 +112,13 @@ def test_writes_go_to_chroma_in_small_calls(tmp_path):
             return real(**kw)
 
         store._collection.upsert = upsert
-        n = store_module.WRITE_BATCH * 2 + 5
+        monkeypatch.setattr(threading, "active_count", lambda: threads)
+        batch = store_module.WRITE_BATCH if threads == 1 else store_module.SHARED_WRITE_BATCH
+        assert store_module.SHARED_WRITE_BATCH < store_module.WRITE_BATCH
+        n = batch * 2 + 5
         store.upsert([f"p{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32), ["t"] * n,
                      [{"paper_id": f"p{i}"} for i in range(n)])
-        assert sizes == [store_module.WRITE_BATCH, store_module.WRITE_BATCH, 5]
+        assert sizes == [batch, batch, 5]
         assert store.count() == n
         store.delete([f"p{i}:h:0" for i in range(n)])
         assert store.count() == 0 and store.query(np.ones(8, dtype=np.float32), n=10) == []
@@ -150,6 +157,7 @@ def test_writes_pause_between_calls_only_when_another_thread_may_wait(tmp_path, 
         write("a")
         assert pauses == []
         monkeypatch.setattr(threading, "active_count", lambda: 2)
-        write("b")
-        assert pauses == [store_module.WRITE_PAUSE] * 2
+        write("b")  # in smaller calls, paused between
+        calls = -(-n // store_module.SHARED_WRITE_BATCH)
+        assert pauses == [store_module.WRITE_PAUSE] * (calls - 1)
         assert store.count() == 2 * n
