@@ -285,7 +285,8 @@ class Store:
             return rows
 
     def _writes(self, n: int) -> Iterator[int]:
-        """Start offsets of the write calls for `n` rows, with a short pause between calls (see WRITE_BATCH)."""
+        """Start offsets of the write calls for `n` rows, with a short pause between calls when other threads
+        run (see WRITE_BATCH)."""
         step = self.max_batch()
         for i in range(0, n, step):
             if i and threading.active_count() > 1:  # alone (`paperbot ingest`), nobody waits
