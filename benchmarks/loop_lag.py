@@ -199,19 +199,18 @@ def main() -> int:
     ap.add_argument("--server", action="store_true",
                     help="case 1 with the store in a `chroma run` server (CHROMA_HOST) instead of embedded")
     args = ap.parse_args()
-    trace = args.stalls.open("w") if args.stalls else None
     tmp = Path(tempfile.mkdtemp(prefix="paperbot-lag-", dir=args.dir))
     print(f"load average {os.getloadavg()[0]:.1f}; an interaction every {PACE * 1000:.0f} ms", flush=True)
-    if not args.skip_reindex:
-        with contextlib.ExitStack() as stack:
-            server = stack.enter_context(chroma_server(tmp / "server-store")) if args.server else None
-            if server:
-                print("the store is served by `chroma run`", flush=True)
-            asyncio.run(reindex_case(tmp / "reindex", args.program, trace, server))
-    if args.store:
-        copy = tmp / "store"
-        shutil.copytree(args.store, copy, symlinks=False)
-        asyncio.run(rebuild_case(copy, tmp, trace))
+    with args.stalls.open("w") if args.stalls else contextlib.nullcontext() as trace:
+        if not args.skip_reindex:
+            with chroma_server(tmp / "server-store") if args.server else contextlib.nullcontext() as server:
+                if server:
+                    print("the store is served by `chroma run`", flush=True)
+                asyncio.run(reindex_case(tmp / "reindex", args.program, trace, server))
+        if args.store:
+            copy = tmp / "store"
+            shutil.copytree(args.store, copy, symlinks=False)
+            asyncio.run(rebuild_case(copy, tmp, trace))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
