@@ -32,7 +32,7 @@ def measure(name: str, papers, embedder: Embedder) -> None:
         if not p.abstract:
             continue
         abstract += count(p.abstract) - specials
-        for _, text, _ in paper_chunks(p, embedder):
+        for _, text, *_ in paper_chunks(p, embedder):
             chunks += 1
             embedded += count(indexed_text(p.title, text, p.keywords)) - specials
             titled += count(text) - specials

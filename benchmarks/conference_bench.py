@@ -126,7 +126,7 @@ def model_ceiling(settings, program_path: Path, sample: int) -> tuple[float, flo
 
     embedder = Embedder(settings.embedding)
     papers = parse_file(program_path)[:sample]
-    chunks = [indexed_text(p.title, text, p.keywords) for p in papers for _, text, _ in paper_chunks(p, embedder)]
+    chunks = [indexed_text(p.title, text, p.keywords) for p in papers for _, text, *_ in paper_chunks(p, embedder)]
     whole = [f"{p.title}. {p.abstract}" for p in papers]
     embedder.encode(whole[:8])  # load and warm
     rates = []

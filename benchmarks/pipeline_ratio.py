@@ -43,7 +43,7 @@ def main() -> int:
         embedder = Embedder()
         embedder.encode(["warm up"] * 8)
         papers = parse_file(program)
-        texts = [indexed_text(p.title, text, p.keywords) for p in papers for _, text, _ in paper_chunks(p, embedder)]
+        texts = [indexed_text(p.title, text, p.keywords) for p in papers for _, text, *_ in paper_chunks(p, embedder)]
         print(f"{len(papers)} papers, {len(texts)} chunks")
         for r in range(args.rounds):
             t = time.perf_counter()

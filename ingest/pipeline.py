@@ -206,8 +206,18 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
                   tuple(FileReport.of(f, pf) for f, pf in parsed), tuple(unreadable))
 
 
-def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str, dict]]:
-    """(chunk id, verbatim text, metadata) for every chunk of `paper`."""
+class ChunkRow(NamedTuple):
+    """One chunk of a paper as it is written: its id, its verbatim text, its place in the abstract and its metadata."""
+
+    chunk_id: str
+    text: str
+    start: int
+    end: int
+    metadata: dict
+
+
+def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[ChunkRow]:
+    """Every chunk of `paper`, as it is written."""
     if not paper.abstract:  # listed before its abstract is published: one chunk, title and keywords
         chunks = [Chunk(0, 0, 0, "")]
     elif embedder is not None:
@@ -215,8 +225,9 @@ def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[tuple[str, str
         chunks = chunk_text(paper.abstract, max_tokens=max(64, budget), count_tokens=embedder.count_tokens)
     else:
         chunks = chunk_text(paper.abstract)
-    return [(chunk_id(paper, c.index), c.text,
-             chunk_metadata(paper, index=c.index, n_chunks=len(chunks), start=c.start, end=c.end)) for c in chunks]
+    return [ChunkRow(chunk_id(paper, c.index), c.text, c.start, c.end,
+                     chunk_metadata(paper, index=c.index, n_chunks=len(chunks), start=c.start, end=c.end))
+            for c in chunks]
 
 
 def ingest(
@@ -367,7 +378,7 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
 
 
 class _Encoded(NamedTuple):
-    """One batch's rows (paper, chunk id, text, metadata), their vectors and the papers' sentence rows."""
+    """One batch's rows (paper, chunk), their vectors and the papers' sentence rows."""
 
     rows: list[tuple]
     vectors: np.ndarray
@@ -380,14 +391,14 @@ def _encode(batch: list[Paper], embedder: Embedder) -> _Encoded:
     A sentence's vector is pooled from the first chunk that holds it whole; one no
     chunk holds whole (a sentence longer than the window) is encoded on its own.
     """
-    rows = [(p, *row) for p in batch for row in paper_chunks(p, embedder)]
+    rows = [(p, row) for p in batch for row in paper_chunks(p, embedder)]
     sentences = {p.paper_id: split_sentences(p.abstract) for p in batch}
     texts, spans, owners = [], [], []
     assigned: set[tuple[str, int]] = set()
-    for p, _, text, meta in rows:
-        indexed = indexed_text(p.title, text, p.keywords)
-        offset = len(indexed) - len(text)  # the title before the chunk's own text
-        lo, hi = meta["start"], meta["end"]
+    for p, row in rows:
+        indexed = indexed_text(p.title, row.text, p.keywords)
+        offset = len(indexed) - len(row.text)  # the title before the chunk's own text
+        lo, hi = row.start, row.end
         mine = [j for j, s in enumerate(sentences[p.paper_id])
                 if lo <= s.start and s.end <= hi and (p.paper_id, j) not in assigned]
         assigned.update((p.paper_id, j) for j in mine)
@@ -414,7 +425,8 @@ def _store_batch(encoded: _Encoded, store: Store, write_chunks: bool = True) -> 
     """Write one encoded batch: its chunks (unless only the sentence rows are missing), then its sentences."""
     if write_chunks:
         rows = encoded.rows
-        store.upsert([r[1] for r in rows], encoded.vectors, [r[2] for r in rows], [r[3] for r in rows])
+        store.upsert([r.chunk_id for _, r in rows], encoded.vectors, [r.text for _, r in rows],
+                     [r.metadata for _, r in rows])
     store.snippets.upsert(encoded.snippets)
 
 

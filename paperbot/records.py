@@ -15,7 +15,8 @@ ingest/fields.py and its reading in ingest/parse.py; `paper_json` (retrieval/typ
 where it is shown (bot/text.py, bot/app/embeds.py, bot/terminal.py). docs/architecture.md lists the steps.
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
 `meta_hash` (everything else shown: a change updates the stored metadata in place).
-Metadata missing from chunks stored by older versions reads as empty.
+Metadata missing from chunks stored by older versions reads as empty. A chunk keeps its fields as one JSON
+record (`chunk_metadata`); chunks stored before that keep them as separate keys, which are still read.
 """
 
 from __future__ import annotations
@@ -172,20 +173,29 @@ def snippet_hash_of(row_id: str) -> str:
 # -- the metadata stored with every chunk ---------------------------------------------------------
 
 
+# Chroma indexes every metadata key of every row, one by one: a chunk's 29 fields as 29 keys made each write
+# call about half again as costly as one JSON value does (docs/benchmarks.md, "The stored layout"). So a chunk
+# keeps the two ids one would filter by as keys, and everything else as one JSON object under RECORD_KEY.
+RECORD_KEY = "record"
+# The keys chunks stored before RECORD_KEY existed hold their fields under (still read; dropped when rewritten).
+FLAT_KEYS = ("source", "position", "label", "title", "authors", "affiliations", "url", "venue", "links", "keywords",
+             "area", "subarea", "presentation", "track", "tldr", "pdf_url", "site_url", "slots", "bibtex", "title_zh",
+             "content_hash", "meta_hash", "abstract_chars", "chunk_index", "n_chunks", "start", "end")
+
+
 def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: int) -> dict[str, Any]:
-    """The flat metadata Chroma keeps with one chunk of `paper` (lists as JSON text)."""
-    return {
-        "paper_id": paper.paper_id,
+    """The metadata Chroma keeps with one chunk of `paper`: its paper id and embed hash, and the rest as JSON."""
+    record = {
         "source": paper.source,
         "position": paper.position,
         "label": paper.label,
         "title": paper.title,
-        "authors": _dumps(paper.authors),
-        "affiliations": _dumps(paper.affiliations),
+        "authors": list(paper.authors),
+        "affiliations": list(paper.affiliations),
         "url": paper.url,
         "venue": paper.venue,
-        "links": _dumps(paper.links),
-        "keywords": _dumps(paper.keywords),
+        "links": list(paper.links),
+        "keywords": list(paper.keywords),
         "area": paper.area,
         "subarea": paper.subarea,
         "presentation": paper.presentation,
@@ -193,11 +203,9 @@ def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: 
         "tldr": paper.tldr,
         "pdf_url": paper.pdf_url,
         "site_url": paper.site_url,
-        "slots": json.dumps([slot.to_json() for slot in paper.slots], ensure_ascii=False),
+        "slots": [slot.to_json() for slot in paper.slots],
         "bibtex": paper.bibtex,
         "title_zh": paper.title_zh,
-        "content_hash": paper.embed_hash,
-        "embed_hash": paper.embed_hash,
         "meta_hash": paper.meta_hash,
         "abstract_chars": len(paper.abstract),
         "chunk_index": index,
@@ -205,6 +213,23 @@ def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: 
         "start": start,
         "end": end,
     }
+    return {"paper_id": paper.paper_id, "embed_hash": paper.embed_hash,
+            RECORD_KEY: json.dumps(record, ensure_ascii=False, separators=(",", ":"))}
+
+
+def stored_fields(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A chunk's fields by name, from either layout (a record that is not a JSON object reads as empty fields:
+    its meta_hash no longer matches, so the next ingest writes the paper's metadata again)."""
+    raw = meta.get(RECORD_KEY)
+    if raw is None:
+        return meta
+    try:
+        record = json.loads(raw)
+    except (TypeError, ValueError):
+        record = None
+    if not isinstance(record, dict):
+        return {k: v for k, v in meta.items() if k in ("paper_id", "embed_hash")}
+    return {**meta, **record}
 
 
 @dataclass(frozen=True)
@@ -226,6 +251,7 @@ class StoredChunk:
 
     @classmethod
     def from_metadata(cls, cid: str, text: str, meta: Mapping[str, Any]) -> StoredChunk:
+        meta = stored_fields(meta)
         start = int(meta.get("start", 0))
 
         def shared(key: str) -> str:  # a value many papers repeat (venue, area, ...): one string for all
@@ -252,8 +278,12 @@ class StoredChunk:
                    fields=fields, meta_hash=str(meta.get("meta_hash", "")), legacy=legacy)
 
     def moved_to(self, paper: Paper) -> dict[str, Any]:
-        """This chunk's metadata for `paper` (same embedded content; other metadata, file or position)."""
-        return chunk_metadata(paper, index=self.index, n_chunks=self.n_chunks, start=self.start, end=self.end)
+        """This chunk's metadata for `paper` (same embedded content; other metadata, file or position).
+
+        Chroma merges an update into the stored metadata, so the keys of the earlier layout are set to None,
+        which removes them."""
+        return {**dict.fromkeys(FLAT_KEYS), **chunk_metadata(paper, index=self.index, n_chunks=self.n_chunks,
+                                                                start=self.start, end=self.end)}
 
 
 def is_complete(chunks: Iterable[StoredChunk]) -> bool:
@@ -278,23 +308,20 @@ def assemble_parts(first: StoredChunk, parts: Iterable[tuple[int, str]]) -> Pape
     return replace(first.fields, abstract="".join(buf[:size]))
 
 
-def _dumps(values: tuple[str, ...]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
-
-
 def _loads_authors(raw: Any) -> list[str]:
-    """Authors as stored: a JSON list, or (stores built before lists) one comma-separated string."""
+    """Authors as stored: a list, a JSON list, or (stores built before lists) one comma-separated string."""
     if isinstance(raw, str) and raw and not raw.startswith("["):
         return [a.strip() for a in raw.split(",") if a.strip()]
     return _loads_list(raw)
 
 
 def _loads_list(raw: Any) -> list[str]:
+    """A list as stored: in a record a list, in the earlier layout its JSON text."""
     if not raw:
         return []
     try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
         return []
     return [str(v) for v in value] if isinstance(value, list) else []
 
@@ -304,8 +331,8 @@ def _loads_slots(raw: Any) -> tuple[Slot, ...]:
     if not raw:
         return ()
     try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
         return ()
     return tuple(Slot.from_json(v) for v in value if isinstance(v, dict)) if isinstance(value, list) else ()
 

@@ -12,11 +12,12 @@ depend on how much a store holds, not on what it says; e.g. the bot's RSS:
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import time
 from pathlib import Path
 
-from paperbot.records import paper_id_of
+from paperbot.records import RECORD_KEY, paper_id_of
 from paperbot.settings import Settings
 
 PAGE = 2000
@@ -30,6 +31,17 @@ def records(col) -> list[tuple[list[str], list, list, list]]:
             return out
         out.append((got["ids"], got["embeddings"], got["documents"], got["metadatas"]))
         offset += len(got["ids"])
+
+
+def copied(meta: dict, k: int, have: int) -> dict:
+    """A chunk's metadata for its k-th copy: another paper id, a later position (either stored layout)."""
+    out = {**meta, "paper_id": f"{meta['paper_id']}~{k}"}
+    if RECORD_KEY in meta:
+        record = json.loads(meta[RECORD_KEY])
+        out[RECORD_KEY] = json.dumps({**record, "position": record["position"] + k * have}, ensure_ascii=False)
+    else:
+        out["position"] = meta["position"] + k * have
+    return out
 
 
 def main() -> int:
@@ -63,8 +75,7 @@ def main() -> int:
                 chunks.add(ids=[f"{paper_id_of(ids[i])}~{k}:{ids[i].rsplit(':', 2)[1]}:{ids[i].rsplit(':', 1)[1]}"
                                 for i in rows],
                            embeddings=[vecs[i] for i in rows], documents=[docs[i] for i in rows],
-                           metadatas=[{**metas[i], "paper_id": f"{metas[i]['paper_id']}~{k}",
-                                       "position": metas[i]["position"] + k * have} for i in rows])
+                           metadatas=[copied(metas[i], k, have) for i in rows])
         for ids, vecs, _, metas in sentence_pages:
             rows = [i for i, m in enumerate(metas) if m["paper_id"] in keep_set]
             if rows:

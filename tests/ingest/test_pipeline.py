@@ -364,3 +364,89 @@ def test_paper_withdrawn_after_ingest_is_removed_and_reported(lib, tmp_path):
     assert (summary.removed, summary.unchanged, len(summary.not_accepted)) == (1, 3, 1)
     assert "1 withdrawn or rejected submissions skipped" in summary.line()
     assert lib.paper("102") is None and lib.paper("101") is not None
+
+
+def _raw_metadatas(lib: Library) -> list[dict]:
+    return lib.store._collection.get(include=["metadatas"])["metadatas"]
+
+
+def test_a_chunk_keeps_its_fields_as_one_record(lib, tmp_path):
+    """Chroma indexes every metadata key of every row; a chunk stores three, its fields read back whole."""
+    path = tmp_path / "c" / "r.jsonl"
+    path.parent.mkdir()
+    rec = {"id": "p1", "title": "Masks", "abstract": ABSTRACTS[0], "authors": ["Ada", "Bob"], "keywords": ["masks"],
+           "area": "Deep Learning", "starttime": "2026-12-08T10:00:00-08:00", "room": "Hall C"}
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    lib.ingest([path])
+    [meta] = _raw_metadatas(lib)
+    assert set(meta) == {"paper_id", "embed_hash", "record"} and meta["paper_id"] == "p1"
+    paper = lib.paper("p1")
+    assert paper.authors == ("Ada", "Bob") and paper.keywords == ("masks",) and paper.area == "Deep Learning"
+    assert [(s.start, s.room) for s in paper.slots] == [("2026-12-08T10:00:00-08:00", "Hall C")]
+
+
+def _flat_metadata(paper, *, index: int, n_chunks: int, start: int, end: int) -> dict:
+    """A chunk's metadata as the previous version wrote it: one key per field, lists as JSON text."""
+    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
+            "title": paper.title, "authors": json.dumps(list(paper.authors)),
+            "affiliations": json.dumps(list(paper.affiliations)), "url": paper.url, "venue": paper.venue,
+            "links": json.dumps(list(paper.links)), "keywords": json.dumps(list(paper.keywords)), "area": paper.area,
+            "subarea": paper.subarea, "presentation": paper.presentation, "track": paper.track, "tldr": paper.tldr,
+            "pdf_url": paper.pdf_url, "site_url": paper.site_url,
+            "slots": json.dumps([slot.to_json() for slot in paper.slots]), "bibtex": paper.bibtex,
+            "title_zh": paper.title_zh, "content_hash": paper.embed_hash, "embed_hash": paper.embed_hash,
+            "meta_hash": paper.meta_hash, "abstract_chars": len(paper.abstract), "chunk_index": index,
+            "n_chunks": n_chunks, "start": start, "end": end}
+
+
+def test_a_store_in_the_one_key_per_field_layout_is_served_and_rewritten_when_its_metadata_changes(lib, tmp_path):
+    from ingest.parse import parse_file
+    from ingest.pipeline import paper_chunks
+
+    path = tmp_path / "c" / "r.jsonl"
+    path.parent.mkdir()
+    recs = [{"id": f"p{i}", "title": f"Paper {i}", "abstract": a, "authors": ["Ada", "Bob"], "area": "Theory"}
+            for i, a in enumerate(ABSTRACTS)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    papers = parse_file(path)
+    rows = [(p, row) for p in papers for row in paper_chunks(p, lib.embedder)]
+    texts = [f"{p.title}. {row.text}" for p, row in rows]
+    lib.store.upsert([row.chunk_id for _, row in rows], lib.embedder.encode(texts), [row.text for _, row in rows],
+                     [_flat_metadata(p, index=int(row.chunk_id.rsplit(":", 1)[1]),
+                                     n_chunks=sum(q is p for q, _ in rows), start=row.start, end=row.end)
+                      for p, row in rows])
+    lib.store.bump_version()
+    assert lib.paper("p2").authors == ("Ada", "Bob") and lib.paper("p2").area == "Theory"
+
+    embedded = lib.embedder.encoded
+    summary = lib.ingest([path])
+    assert (summary.added, summary.updated, summary.chunks_embedded) == (0, 0, 0), "nothing is rewritten"
+    assert all("record" not in m for m in _raw_metadatas(lib))
+
+    recs[1]["area"] = "Reinforcement Learning"  # a metadata change: that paper's chunks are updated in place
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    summary = lib.ingest([path])
+    assert summary.chunks_embedded == 0 and lib.embedder.encoded == embedded + len(ABSTRACTS)  # sentence vectors
+    by_paper = {m["paper_id"]: m for m in _raw_metadatas(lib)}
+    assert set(by_paper["p1"]) == {"paper_id", "embed_hash", "record"}, "the per-field keys are removed"
+    assert "area" in by_paper["p0"] and "record" not in by_paper["p0"]
+    assert lib.paper("p1").area == "Reinforcement Learning" and lib.paper("p1").authors == ("Ada", "Bob")
+    assert lib.paper("p0").area == "Theory"
+
+
+def test_a_damaged_record_reads_as_empty_fields_and_the_next_ingest_writes_the_paper_again(lib, tmp_path):
+    path = tmp_path / "c" / "r.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"id": "p1", "title": "Masks", "abstract": ABSTRACTS[0], "authors": ["Ada"]}) + "\n",
+                    encoding="utf-8")
+    lib.ingest([path])
+    [cid] = lib.store._collection.get(include=[])["ids"]
+    lib.store._collection.update(ids=[cid], metadatas=[{"record": "{not json"}])
+    lib.store.bump_version()
+    [chunk] = lib.store.iter_chunks(with_text=False)
+    assert chunk.paper_id == "p1" and chunk.fields.authors == () and chunk.meta_hash == ""
+    summary = lib.ingest([path])
+    assert (summary.updated, summary.chunks_embedded) == (1, 1), "its chunk no longer says it is complete"
+    [meta] = _raw_metadatas(lib)
+    assert json.loads(meta["record"])["authors"] == ["Ada"]
+    assert lib.paper("p1").authors == ("Ada",) and lib.paper("p1").title == "Masks"

@@ -147,8 +147,8 @@ def test_one_megabyte_paragraph_ingests_in_bounded_time_within_the_model_window(
     start = time.monotonic()
     chunks = paper_chunks(paper, embedder)
     window = int(embedder.max_tokens * CHUNK_FILL)
-    assert max(embedder.count_tokens(text) for _, text, _ in chunks) <= window
-    assert "".join(text for _, text, _ in chunks).count("masking") >= abstract.count("masking")
+    assert max(embedder.count_tokens(text) for _, text, *_ in chunks) <= window
+    assert "".join(text for _, text, *_ in chunks).count("masking") >= abstract.count("masking")
     with Library(make_settings(tmp_path), embedder=HashEmbedder()) as lib:
         summary = lib.ingest([path])
         assert summary.added == 1 and lib.store.count() == summary.chunks_embedded
@@ -158,7 +158,7 @@ def test_one_megabyte_paragraph_ingests_in_bounded_time_within_the_model_window(
 def test_chunks_of_an_unbroken_megabyte_string_stay_within_the_window(embedder):
     paper = Paper(paper_id="x", source="s.txt", position=1, abstract="ab1" * 350_000, label="x")
     chunks = paper_chunks(paper, embedder)
-    assert chunks and all(embedder.count_tokens(text) <= embedder.max_tokens for _, text, _ in chunks)
+    assert chunks and all(embedder.count_tokens(text) <= embedder.max_tokens for _, text, *_ in chunks)
 
 
 # -- configuration --------------------------------------------------------------------------------
