@@ -45,10 +45,11 @@ PAGE = 500
 # for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every other
 # thread of the process (a bot's event loop) for seconds; small calls with a short pause between them let
 # the other threads run (benchmarks/loop_lag.py). In a store of thousands of papers a 32-row call still held
-# it over 100 ms 46 times in a 6,000-paper /reindex, a 16-row call 11 times; but a call's cost is mostly
-# fixed, and a lone `paperbot ingest` took 5 % longer in 16-row calls (docs/benchmarks.md). So the calls
-# are smaller, and paused between, only when another thread may be waiting for the GIL.
-WRITE_BATCH = 32
+# it over 100 ms dozens of times in a 6,000-paper /reindex, a 16-row call far less often. But a call's cost
+# is mostly fixed: alone, 2,048 rows took 3.6 s in 32-row calls and 2.0 s in 128-row calls, and a lone
+# `paperbot ingest` writes each embedded batch (about 190 chunks) in one call (docs/benchmarks.md). So the
+# calls are small, and paused between, only when another thread may be waiting for the GIL.
+WRITE_BATCH = 256
 SHARED_WRITE_BATCH = 16  # rows per call when the process has other threads (a bot)
 WRITE_PAUSE = 0.01  # seconds between two write calls, when another thread may be waiting for the GIL
 
