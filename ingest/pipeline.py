@@ -425,8 +425,7 @@ def _store_batch(encoded: _Encoded, store: Store, write_chunks: bool = True) -> 
     """Write one encoded batch: its chunks (unless only the sentence rows are missing), then its sentences."""
     if write_chunks:
         rows = encoded.rows
-        store.upsert([r.chunk_id for _, r in rows], encoded.vectors, [r.text for _, r in rows],
-                     [r.metadata for _, r in rows])
+        store.upsert([r.chunk_id for _, r in rows], encoded.vectors, [r.metadata for _, r in rows])
     store.snippets.upsert(encoded.snippets)
 
 

@@ -221,11 +221,13 @@ class Store:
             return self._collection.count()
 
     def iter_chunks(self, with_text: bool = True) -> Iterator[StoredChunk]:
-        """Every stored chunk, paged so memory stays bounded on large stores.
+        """Every stored chunk, paged so memory stays bounded on large stores (`with_text` False: the texts of
+        chunks stored before records, in their documents, are not read).
 
         The next page is read while this one is consumed: Chroma reads without holding the
         GIL, so at 20,000 papers its reading and the caller's work overlap on two cores.
         """
+        # A chunk's text is in its metadata; chunks stored before that hold it as their Chroma document.
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
 
         def read(offset: int) -> dict:
@@ -294,12 +296,13 @@ class Store:
                 time.sleep(WRITE_PAUSE)
             yield i
 
-    def upsert(self, ids: list[str], embeddings, documents: list[str], metadatas: list[dict]) -> None:
+    def upsert(self, ids: list[str], embeddings, metadatas: list[dict]) -> None:
+        """Write chunks: their vectors and metadata (which holds their text: `records.chunk_metadata`)."""
         step = self.max_batch()
         for i in self._writes(len(ids)):
             with self._errors("write chunks"):
                 self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
-                                        documents=documents[i:i + step], metadatas=metadatas[i:i + step])
+                                        metadatas=metadatas[i:i + step])
 
     def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
         step = self.max_batch()

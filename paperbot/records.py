@@ -174,8 +174,10 @@ def snippet_hash_of(row_id: str) -> str:
 
 
 # Chroma indexes every metadata key of every row, one by one: a chunk's 29 fields as 29 keys made each write
-# call about half again as costly as one JSON value does (docs/benchmarks.md, "The stored layout"). So a chunk
-# keeps the two ids one would filter by as keys, and everything else as one JSON object under RECORD_KEY.
+# call about half again as costly as one JSON value does, and a Chroma document (full-text indexed, a search
+# paperbot does not use: BM25 is its own) a quarter again (docs/benchmarks.md, "The stored layout"). So a
+# chunk keeps the two ids one would filter by as keys, and everything else, its text too, as one JSON object
+# under RECORD_KEY.
 RECORD_KEY = "record"
 # The keys chunks stored before RECORD_KEY existed hold their fields under (still read; dropped when rewritten).
 FLAT_KEYS = ("source", "position", "label", "title", "authors", "affiliations", "url", "venue", "links", "keywords",
@@ -184,8 +186,10 @@ FLAT_KEYS = ("source", "position", "label", "title", "authors", "affiliations", 
 
 
 def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: int) -> dict[str, Any]:
-    """The metadata Chroma keeps with one chunk of `paper`: its paper id and embed hash, and the rest as JSON."""
+    """The metadata Chroma keeps with one chunk of `paper`: its paper id and embed hash, and the rest (its text,
+    abstract[start:end], too) as JSON."""
     record = {
+        "text": paper.abstract[start:end],
         "source": paper.source,
         "position": paper.position,
         "label": paper.label,
@@ -250,8 +254,10 @@ class StoredChunk:
     legacy: bool = False  # stored before the embed hash existed: its content_hash is not comparable
 
     @classmethod
-    def from_metadata(cls, cid: str, text: str, meta: Mapping[str, Any]) -> StoredChunk:
+    def from_metadata(cls, cid: str, document: str, meta: Mapping[str, Any]) -> StoredChunk:
+        """A chunk from its stored metadata; its text is in the record, or (stored before records) the document."""
         meta = stored_fields(meta)
+        text = str(meta.get("text", document))
         start = int(meta.get("start", 0))
 
         def shared(key: str) -> str:  # a value many papers repeat (venue, area, ...): one string for all

@@ -122,11 +122,10 @@ def test_interrupted_ingest_is_completed_by_the_next_run(lib, tmp_path, monkeypa
     calls = {"n": 0}
     real_upsert = Store.upsert
 
-    def failing_upsert(self, ids, embeddings, documents, metadatas):
+    def failing_upsert(self, ids, embeddings, metadatas):
         calls["n"] += 1
         # Write half of the first batch, then die as a killed process would.
-        real_upsert(self, ids[: len(ids) // 2], embeddings[: len(ids) // 2], documents[: len(ids) // 2],
-                    metadatas[: len(ids) // 2])
+        real_upsert(self, ids[: len(ids) // 2], embeddings[: len(ids) // 2], metadatas[: len(ids) // 2])
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Store, "upsert", failing_upsert)
@@ -259,7 +258,8 @@ def test_store_from_before_metadata_hashes_keeps_working(lib, tmp_path):
             "authors": "Ada, Bob", "url": "", "venue": "", "links": "[]", "content_hash": old_hash,
             "abstract_chars": len(ABSTRACTS[0]), "chunk_index": 0, "n_chunks": 1, "start": 0, "end": len(ABSTRACTS[0])}
     vec = lib.embedder.encode(["Masks. " + ABSTRACTS[0]])
-    lib.store.upsert([f"p1:{old_hash[:10]}:0"], vec, [ABSTRACTS[0]], [meta])
+    lib.store._collection.upsert(ids=[f"p1:{old_hash[:10]}:0"], embeddings=vec, documents=[ABSTRACTS[0]],
+                                 metadatas=[meta])
     lib.store.bump_version()
     paper = lib.paper("p1")
     assert paper.authors == ("Ada", "Bob") and paper.keywords == () and paper.area == ""
@@ -370,8 +370,9 @@ def _raw_metadatas(lib: Library) -> list[dict]:
     return lib.store._collection.get(include=["metadatas"])["metadatas"]
 
 
-def test_a_chunk_keeps_its_fields_as_one_record(lib, tmp_path):
-    """Chroma indexes every metadata key of every row; a chunk stores three, its fields read back whole."""
+def test_a_chunk_keeps_its_fields_and_text_as_one_record(lib, tmp_path):
+    """Chroma indexes every metadata key of every row, and every document; a chunk stores three keys and no
+    document, and its fields and text read back whole."""
     path = tmp_path / "c" / "r.jsonl"
     path.parent.mkdir()
     rec = {"id": "p1", "title": "Masks", "abstract": ABSTRACTS[0], "authors": ["Ada", "Bob"], "keywords": ["masks"],
@@ -380,26 +381,15 @@ def test_a_chunk_keeps_its_fields_as_one_record(lib, tmp_path):
     lib.ingest([path])
     [meta] = _raw_metadatas(lib)
     assert set(meta) == {"paper_id", "embed_hash", "record"} and meta["paper_id"] == "p1"
+    assert lib.store._collection.get(include=["documents"])["documents"] == [None]
     paper = lib.paper("p1")
+    assert paper.abstract == ABSTRACTS[0] and paper.title == "Masks"
     assert paper.authors == ("Ada", "Bob") and paper.keywords == ("masks",) and paper.area == "Deep Learning"
     assert [(s.start, s.room) for s in paper.slots] == [("2026-12-08T10:00:00-08:00", "Hall C")]
 
 
-def _flat_metadata(paper, *, index: int, n_chunks: int, start: int, end: int) -> dict:
-    """A chunk's metadata as the previous version wrote it: one key per field, lists as JSON text."""
-    return {"paper_id": paper.paper_id, "source": paper.source, "position": paper.position, "label": paper.label,
-            "title": paper.title, "authors": json.dumps(list(paper.authors)),
-            "affiliations": json.dumps(list(paper.affiliations)), "url": paper.url, "venue": paper.venue,
-            "links": json.dumps(list(paper.links)), "keywords": json.dumps(list(paper.keywords)), "area": paper.area,
-            "subarea": paper.subarea, "presentation": paper.presentation, "track": paper.track, "tldr": paper.tldr,
-            "pdf_url": paper.pdf_url, "site_url": paper.site_url,
-            "slots": json.dumps([slot.to_json() for slot in paper.slots]), "bibtex": paper.bibtex,
-            "title_zh": paper.title_zh, "content_hash": paper.embed_hash, "embed_hash": paper.embed_hash,
-            "meta_hash": paper.meta_hash, "abstract_chars": len(paper.abstract), "chunk_index": index,
-            "n_chunks": n_chunks, "start": start, "end": end}
-
-
 def test_a_store_in_the_one_key_per_field_layout_is_served_and_rewritten_when_its_metadata_changes(lib, tmp_path):
+    from benchmarks.store_writes import previous_layout
     from ingest.parse import parse_file
     from ingest.pipeline import paper_chunks
 
@@ -411,12 +401,15 @@ def test_a_store_in_the_one_key_per_field_layout_is_served_and_rewritten_when_it
     papers = parse_file(path)
     rows = [(p, row) for p in papers for row in paper_chunks(p, lib.embedder)]
     texts = [f"{p.title}. {row.text}" for p, row in rows]
-    lib.store.upsert([row.chunk_id for _, row in rows], lib.embedder.encode(texts), [row.text for _, row in rows],
-                     [_flat_metadata(p, index=int(row.chunk_id.rsplit(":", 1)[1]),
-                                     n_chunks=sum(q is p for q, _ in rows), start=row.start, end=row.end)
-                      for p, row in rows])
+    lib.store._collection.upsert(  # its text as the Chroma document
+        ids=[row.chunk_id for _, row in rows], embeddings=lib.embedder.encode(texts),
+        documents=[row.text for _, row in rows],
+        metadatas=[previous_layout(p, index=int(row.chunk_id.rsplit(":", 1)[1]),
+                                    n_chunks=sum(q is p for q, _ in rows), start=row.start, end=row.end)
+                   for p, row in rows])
     lib.store.bump_version()
     assert lib.paper("p2").authors == ("Ada", "Bob") and lib.paper("p2").area == "Theory"
+    assert lib.paper("p2").abstract == ABSTRACTS[2]
 
     embedded = lib.embedder.encoded
     summary = lib.ingest([path])
@@ -431,7 +424,8 @@ def test_a_store_in_the_one_key_per_field_layout_is_served_and_rewritten_when_it
     assert set(by_paper["p1"]) == {"paper_id", "embed_hash", "record"}, "the per-field keys are removed"
     assert "area" in by_paper["p0"] and "record" not in by_paper["p0"]
     assert lib.paper("p1").area == "Reinforcement Learning" and lib.paper("p1").authors == ("Ada", "Bob")
-    assert lib.paper("p0").area == "Theory"
+    assert lib.paper("p1").abstract == ABSTRACTS[1] and lib.paper("p0").area == "Theory"
+    assert [c.text for c in lib.store.iter_chunks(with_text=False) if c.paper_id == "p1"] == [ABSTRACTS[1]]
 
 
 def test_a_damaged_record_reads_as_empty_fields_and_the_next_ingest_writes_the_paper_again(lib, tmp_path):

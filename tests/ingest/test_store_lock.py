@@ -116,7 +116,7 @@ def test_writes_go_to_chroma_in_small_calls(tmp_path, monkeypatch, threads):
         batch = store_module.WRITE_BATCH if threads == 1 else store_module.SHARED_WRITE_BATCH
         assert store_module.SHARED_WRITE_BATCH < store_module.WRITE_BATCH
         n = batch * 2 + 5
-        store.upsert([f"p{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32), ["t"] * n,
+        store.upsert([f"p{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32),
                      [{"paper_id": f"p{i}"} for i in range(n)])
         assert sizes == [batch, batch, 5]
         assert store.count() == n
@@ -150,7 +150,7 @@ def test_writes_pause_between_calls_only_when_another_thread_may_wait(tmp_path, 
     n = store_module.WRITE_BATCH * 3
     with Store(make_settings(tmp_path).store, "test-hash", 8) as store:
         def write(prefix: str) -> None:
-            store.upsert([f"{prefix}{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32), ["t"] * n,
+            store.upsert([f"{prefix}{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32),
                          [{"paper_id": f"{prefix}{i}"} for i in range(n)])
 
         monkeypatch.setattr(threading, "active_count", lambda: 1)
