@@ -6,9 +6,9 @@ store can corrupt it), or an ``HttpClient`` to a ``chroma run`` server when
 CHROMA_HOST is set. Embeddings are always passed in explicitly; the collection
 has no embedding function, so Chroma's default model can never run.
 
-The collection metadata pins the embedding model (name and dimension) and
-carries a ``content_version`` that changes on every write, so keyword indexes in
-other processes know when to rebuild.
+The collection metadata pins the embedding model (name and dimension) and the
+stored layout (``schema_version``), and carries a ``content_version`` that changes
+on every write, so keyword indexes in other processes know when to rebuild.
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ from paperbot.settings import StoreSettings
 log = logging.getLogger(__name__)
 
 LOCK_NAME = "paperbot.lock"
-SCHEMA_VERSION = 1
+# The stored layout: 1, each chunk's fields as separate metadata keys and its text as the Chroma document;
+# 2, chunks may hold their fields and text as one JSON record (paperbot.records.chunk_metadata). Every write
+# records it; a store of a later layout than this code knows is refused instead of being read as empty.
+SCHEMA_VERSION = 2
 # Chunks read per request when paging through the store; larger pages make Chroma hold much more memory.
 PAGE = 500
 # Rows written per call. Chroma's embedded client holds the GIL through a whole write (it releases it only
@@ -146,6 +149,12 @@ class Store:
             else:
                 col = self._client.get_collection(name, embedding_function=None)
         meta = col.metadata or {}
+        layout = meta.get("schema_version", 1)
+        if not isinstance(layout, int) or layout > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store at {self.where} was written by a newer paperbot (stored layout {layout!r}; this "
+                f"version reads layouts up to {SCHEMA_VERSION}). Upgrade paperbot here, or ingest into another "
+                "CHROMA_COLLECTION with this version.")
         stored_model, stored_dim = meta.get("embedding_model"), meta.get("embedding_dimension")
         if stored_model != self.model_name or stored_dim != self.dimension:
             raise ModelMismatchError(
@@ -327,6 +336,7 @@ class Store:
         meta.pop("hnsw:space", None)  # fixed at creation; Chroma refuses to change it
         meta["content_version"] = version
         meta["ingest_state"] = "writing" if writing else "done"
+        meta["schema_version"] = SCHEMA_VERSION
         with self._errors("update collection metadata"):
             self._collection.modify(metadata=meta)
         return version

@@ -444,3 +444,17 @@ def test_a_damaged_record_reads_as_empty_fields_and_the_next_ingest_writes_the_p
     [meta] = _raw_metadatas(lib)
     assert json.loads(meta["record"])["authors"] == ["Ada"]
     assert lib.paper("p1").authors == ("Ada",) and lib.paper("p1").title == "Masks"
+
+
+def test_a_store_of_a_later_layout_is_refused_with_what_to_do(tmp_path):
+    from paperbot.errors import StoreError
+
+    settings = make_settings(tmp_path)
+    with Library(settings, embedder=HashEmbedder()) as lib:
+        lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
+        assert lib.store._fresh_metadata()["schema_version"] == 2
+        meta = lib.store._fresh_metadata()
+        meta.pop("hnsw:space", None)
+        lib.store._collection.modify(metadata={**meta, "schema_version": 3})
+    with pytest.raises(StoreError, match="newer paperbot.*layout 3.*up to 2"):
+        Library(settings, embedder=HashEmbedder())
