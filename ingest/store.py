@@ -48,7 +48,8 @@ PAGE = 500
 # for reads), fsync and index maintenance included, so one call of a few thousand rows stalls every other
 # thread of the process (a bot's event loop) for seconds; small calls with a short pause between them let
 # the other threads run (benchmarks/loop_lag.py). In a store of thousands of papers a 32-row call still held
-# it over 100 ms dozens of times in a 6,000-paper /reindex, a 16-row call far less often. But a call's cost
+# it over 100 ms dozens of times in a 6,000-paper /reindex, a 16-row call 11 times (with a chunk's fields as
+# 29 keys; with the JSON record of records.chunk_metadata, none in two runs). But a call's cost
 # is mostly fixed: alone, 2,048 rows took 3.6 s in 32-row calls and 2.0 s in 128-row calls, and a lone
 # `paperbot ingest` writes each embedded batch (about 190 chunks) in one call (docs/benchmarks.md). So the
 # calls are small, and paused between, only when another thread may be waiting for the GIL.
