@@ -262,3 +262,37 @@ def test_not_a_chroma_server_or_bad_token_is_reported(monkeypatch):
     finally:
         httpd.shutdown()
     assert seen == [None, "Bearer wrong"]
+
+
+@pytest.mark.slow
+def test_a_server_store_in_the_per_key_layout_is_served_and_upgraded_through_the_server(chroma_server, embedder,
+                                                                                         monkeypatch, tmp_path):
+    """Chroma merges an update into the stored metadata; the earlier layout's keys are removed through the
+    server as they are in the embedded store."""
+    from benchmarks.store_writes import previous_layout
+    from ingest.parse import parse_file
+    from ingest.pipeline import paper_chunks
+
+    settings = server_env(monkeypatch, chroma_server)
+    rows = [{"id": pid, "title": PAPERS[pid][0], "abstract": PAPERS[pid][1], "area": "Science"} for pid in ("qec", "mt")]
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with Library(settings, embedder=embedder) as lib:
+        chunks = [(p, c) for p in parse_file(corpus) for c in paper_chunks(p, embedder)]
+        lib.store._collection.upsert(
+            ids=[c.chunk_id for _, c in chunks], embeddings=embedder.encode([f"{p.title}. {c.text}" for p, c in chunks]),
+            documents=[c.text for _, c in chunks],
+            metadatas=[previous_layout(p, index=int(c.chunk_id.rsplit(":", 1)[1]),
+                                       n_chunks=sum(q is p for q, _ in chunks), start=c.start, end=c.end)
+                       for p, c in chunks])
+        lib.store.bump_version()
+        assert lib.paper("qec").abstract == PAPERS["qec"][1] and lib.paper("qec").area == "Science"
+        rows[0]["area"] = "Quantum computing"
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        summary = lib.ingest([corpus])
+        assert (summary.updated, summary.chunks_embedded) == (1, 0)
+        metas = lib.store._collection.get(include=["metadatas"])["metadatas"]
+        assert {tuple(sorted(m)) for m in metas if m["paper_id"] == "qec"} == {("embed_hash", "paper_id", "record")}
+        assert all("area" in m for m in metas if m["paper_id"] == "mt")
+        assert lib.paper("qec").area == "Quantum computing" and lib.paper("qec").abstract == PAPERS["qec"][1]
+        assert lib.paper("mt").area == "Science" and lib.store._fresh_metadata()["schema_version"] == 2
