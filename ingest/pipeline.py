@@ -272,6 +272,7 @@ class _Changes:
     backfill: list[Paper] = field(default_factory=list)  # stored before sentence vectors were: only those computed
     relabel_ids: list[str] = field(default_factory=list)
     relabel_meta: list[dict] = field(default_factory=list)
+    to_record_layout: int = 0  # of the relabelled chunks, those stored one metadata key per field
     stale_ids: list[str] = field(default_factory=list)
     stale_versions: list[str] = field(default_factory=list)
 
@@ -310,10 +311,15 @@ def _plan_changes(papers: list[Paper], stored: dict[str, _PaperState], with_sent
             summary.unchanged += 1
         if state.placement != (p.source, p.position):
             summary.moved += 1
-        if meta_changed or state.placement != (p.source, p.position):
+        # Chunks stored one metadata key per field move to the record layout, quietly, without embedding.
+        if meta_changed or state.placement != (p.source, p.position) or not all(c.in_record for c in chunks):
             for chunk in chunks:
                 changes.relabel_ids.append(chunk.chunk_id)
                 changes.relabel_meta.append(chunk.moved_to(p))
+                changes.to_record_layout += not chunk.in_record
+    if changes.to_record_layout:
+        log.info("%d chunks stored one metadata key per field (an earlier version) move to the record layout, "
+                 "without embedding", changes.to_record_layout)
     return changes
 
 

@@ -16,7 +16,8 @@ where it is shown (bot/text.py, bot/app/embeds.py, bot/terminal.py). docs/archit
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
 `meta_hash` (everything else shown: a change updates the stored metadata in place).
 Metadata missing from chunks stored by older versions reads as empty. A chunk keeps its fields as one JSON
-record (`chunk_metadata`); chunks stored before that keep them as separate keys, which are still read.
+record (`chunk_metadata`); chunks stored before that keep them as separate keys, which are still read until
+the next ingest moves them to a record.
 """
 
 from __future__ import annotations
@@ -179,7 +180,8 @@ def snippet_hash_of(row_id: str) -> str:
 # chunk keeps the two ids one would filter by as keys, and everything else, its text too, as one JSON object
 # under RECORD_KEY.
 RECORD_KEY = "record"
-# The keys chunks stored before RECORD_KEY existed hold their fields under (still read; dropped when rewritten).
+# The keys chunks stored before RECORD_KEY existed hold their fields under (still read; the next ingest moves
+# such chunks to a record and drops these keys).
 FLAT_KEYS = ("source", "position", "label", "title", "authors", "affiliations", "url", "venue", "links", "keywords",
              "area", "subarea", "presentation", "track", "tldr", "pdf_url", "site_url", "slots", "bibtex", "title_zh",
              "content_hash", "meta_hash", "abstract_chars", "chunk_index", "n_chunks", "start", "end")
@@ -252,10 +254,12 @@ class StoredChunk:
     fields: Paper  # the paper's metadata, with an empty abstract
     meta_hash: str = ""  # "" for chunks stored before metadata had its own hash
     legacy: bool = False  # stored before the embed hash existed: its content_hash is not comparable
+    in_record: bool = True  # False: stored before records, one metadata key per field (rewritten by an ingest)
 
     @classmethod
     def from_metadata(cls, cid: str, document: str, meta: Mapping[str, Any]) -> StoredChunk:
         """A chunk from its stored metadata; its text is in the record, or (stored before records) the document."""
+        in_record = RECORD_KEY in meta
         meta = stored_fields(meta)
         text = str(meta.get("text", document))
         start = int(meta.get("start", 0))
@@ -281,7 +285,8 @@ class StoredChunk:
                    content_hash=str(meta.get("embed_hash") or meta.get("content_hash", "")),
                    index=int(meta.get("chunk_index", -1)), n_chunks=int(meta.get("n_chunks", -1)), start=start,
                    end=int(meta.get("end", start + len(text))), abstract_chars=int(meta.get("abstract_chars") or 0),
-                   fields=fields, meta_hash=str(meta.get("meta_hash", "")), legacy=legacy)
+                   fields=fields, meta_hash=str(meta.get("meta_hash", "")), legacy=legacy,
+                   in_record=in_record)
 
     def moved_to(self, paper: Paper) -> dict[str, Any]:
         """This chunk's metadata for `paper` (same embedded content; other metadata, file or position).

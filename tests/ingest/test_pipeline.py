@@ -388,7 +388,7 @@ def test_a_chunk_keeps_its_fields_and_text_as_one_record(lib, tmp_path):
     assert [(s.start, s.room) for s in paper.slots] == [("2026-12-08T10:00:00-08:00", "Hall C")]
 
 
-def test_a_store_in_the_one_key_per_field_layout_is_served_and_rewritten_when_its_metadata_changes(lib, tmp_path):
+def test_a_store_in_the_one_key_per_field_layout_is_served_then_rewritten_as_records_without_embedding(lib, tmp_path):
     from benchmarks.store_writes import previous_layout
     from ingest.parse import parse_file
     from ingest.pipeline import paper_chunks
@@ -411,21 +411,20 @@ def test_a_store_in_the_one_key_per_field_layout_is_served_and_rewritten_when_it
     assert lib.paper("p2").authors == ("Ada", "Bob") and lib.paper("p2").area == "Theory"
     assert lib.paper("p2").abstract == ABSTRACTS[2]
 
+    before = {p.paper_id: p for p in lib.papers()}
     embedded = lib.embedder.encoded
-    summary = lib.ingest([path])
-    assert (summary.added, summary.updated, summary.chunks_embedded) == (0, 0, 0), "nothing is rewritten"
-    assert all("record" not in m for m in _raw_metadatas(lib))
-
-    recs[1]["area"] = "Reinforcement Learning"  # a metadata change: that paper's chunks are updated in place
+    recs[1]["area"] = "Reinforcement Learning"  # a metadata change beside the move to records
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     summary = lib.ingest([path])
-    assert summary.chunks_embedded == 0 and lib.embedder.encoded == embedded + len(ABSTRACTS)  # sentence vectors
-    by_paper = {m["paper_id"]: m for m in _raw_metadatas(lib)}
-    assert set(by_paper["p1"]) == {"paper_id", "embed_hash", "record"}, "the per-field keys are removed"
-    assert "area" in by_paper["p0"] and "record" not in by_paper["p0"]
+    assert (summary.added, summary.updated, summary.unchanged, summary.chunks_embedded) == (0, 1, 3, 0)
+    assert lib.embedder.encoded == embedded + len(ABSTRACTS), "only the sentence vectors, stored before them"
+    metas = _raw_metadatas(lib)
+    assert all(set(m) == {"paper_id", "embed_hash", "record"} for m in metas), "the per-field keys are removed"
     assert lib.paper("p1").area == "Reinforcement Learning" and lib.paper("p1").authors == ("Ada", "Bob")
-    assert lib.paper("p1").abstract == ABSTRACTS[1] and lib.paper("p0").area == "Theory"
+    assert {pid: p for pid, p in before.items() if pid != "p1"} == {p.paper_id: p for p in lib.papers()
+                                                                   if p.paper_id != "p1"}
     assert [c.text for c in lib.store.iter_chunks(with_text=False) if c.paper_id == "p1"] == [ABSTRACTS[1]]
+    assert lib.ingest([path]).unchanged == len(ABSTRACTS) and not lib.store.write_in_progress()
 
 
 def test_a_damaged_record_reads_as_empty_fields_and_the_next_ingest_writes_the_paper_again(lib, tmp_path):
