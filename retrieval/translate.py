@@ -99,6 +99,26 @@ def _load_cedict() -> dict[str, str]:
     return common
 
 
+def _segmenter_words(jieba, cedict: dict[str, str]) -> tuple[dict[str, int], int]:
+    """jieba's word frequencies (and every word's prefixes, as jieba keeps them) for the words the dictionary
+    can translate, with the total of all its words, so that those words' odds stay as in the whole list.
+
+    jieba's own list of 349,046 words and their prefixes held 71 MB in a bot; a word no dictionary translates
+    is of no use to a segmentation that is only looked up (docs/benchmarks.md, "Conversations and Chinese
+    questions")."""
+    freq: dict[str, int] = {}
+    total = 0
+    with resources.files(jieba).joinpath("dict.txt").open("rb") as lines:
+        for line in lines:
+            word, count = line.decode("utf-8").split(" ")[:2]
+            total += int(count)
+            if word in cedict:
+                freq[word] = int(count)
+                for end in range(1, len(word)):
+                    freq.setdefault(word[:end], 0)
+    return freq, total
+
+
 def _load() -> dict:
     with _lock:
         if _state:
@@ -107,11 +127,12 @@ def _load() -> dict:
 
         jieba.setLogLevel(logging.WARNING)
         glossary = load_glossary()
+        cedict = _load_cedict()
         tokenizer = jieba.Tokenizer()
-        tokenizer.initialize()
+        tokenizer.FREQ, tokenizer.total = _segmenter_words(jieba, cedict)
+        tokenizer.initialized = True
         for term in glossary:
             tokenizer.add_word(term, freq=max(2000, 10 ** min(len(term), 6)))
-        cedict = _load_cedict()
         log.info("Chinese query translation ready: %d glossary terms, %d dictionary words", len(glossary), len(cedict))
         _state.update(glossary=glossary, cedict=cedict, tokenizer=tokenizer)
         return _state

@@ -35,6 +35,26 @@ def test_words_outside_the_glossary_come_from_cc_cedict():
     assert translate_chinese("什么") == []  # question words are dropped
 
 
+def test_the_segmenter_knows_only_words_it_can_translate_and_translates_as_with_its_whole_list(monkeypatch):
+    import jieba
+
+    from retrieval import translate
+
+    state = translate._load()
+    words = {w for w, n in state["tokenizer"].FREQ.items() if n > 0}
+    assert words <= set(state["cedict"]) | set(state["glossary"])
+    assert "强化学习" in words and "视频" in words and len(words) < 200_000  # jieba's whole list: 349,046
+    texts = ["我们提出一种用于视频生成的物理对齐方法", "通过掩码权重进行微调", "基于强化学习的交通信号控制",
+             "多智能体无奖励探索", "大语言模型的推理能力与安全对齐"]
+    ours = [translate_chinese(t) for t in texts]
+    whole = jieba.Tokenizer()
+    whole.initialize()
+    for term in state["glossary"]:
+        whole.add_word(term, freq=max(2000, 10 ** min(len(term), 6)))
+    monkeypatch.setitem(state, "tokenizer", whole)
+    assert ours == [translate_chinese(t) for t in texts]
+
+
 def test_the_glossary_is_reviewed_data_with_a_clear_error_for_a_bad_line():
     glossary = load_glossary()
     assert glossary["强化学习"] == "reinforcement learning" and glossary["什么"] == ""
