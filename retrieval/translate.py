@@ -104,8 +104,8 @@ def _segmenter_words(jieba, cedict: dict[str, str]) -> tuple[dict[str, int], int
     can translate, with the total of all its words, so that those words' odds stay as in the whole list.
 
     jieba's own list of 349,046 words and their prefixes held 71 MB in a bot; a word no dictionary translates
-    is of no use to a segmentation that is only looked up (docs/benchmarks.md, "Conversations and Chinese
-    questions")."""
+    is of no use to a segmentation that is only looked up (docs/benchmarks.md, "Start-up at conference
+    scale", Memory)."""
     freq: dict[str, int] = {}
     total = 0
     with resources.files(jieba).joinpath("dict.txt").open("rb") as lines:
