@@ -272,7 +272,6 @@ class _Changes:
     backfill: list[Paper] = field(default_factory=list)  # stored before sentence vectors were: only those computed
     relabel_ids: list[str] = field(default_factory=list)
     relabel_meta: list[dict] = field(default_factory=list)
-    to_record_layout: int = 0  # of the relabelled chunks, those stored one metadata key per field
     stale_ids: list[str] = field(default_factory=list)
     stale_versions: list[str] = field(default_factory=list)
 
@@ -289,6 +288,7 @@ def _plan_changes(papers: list[Paper], stored: dict[str, _PaperState], with_sent
                   summary: IngestSummary) -> _Changes:
     """Compare each parsed paper with what the store holds of it, and count it in `summary`."""
     changes = _Changes()
+    to_records = 0  # relabelled chunks stored one metadata key per field
     for p in papers:
         state = stored.get(p.paper_id)
         if not (state and state.complete(p.content_hash)):
@@ -316,10 +316,10 @@ def _plan_changes(papers: list[Paper], stored: dict[str, _PaperState], with_sent
             for chunk in chunks:
                 changes.relabel_ids.append(chunk.chunk_id)
                 changes.relabel_meta.append(chunk.moved_to(p))
-                changes.to_record_layout += not chunk.in_record
-    if changes.to_record_layout:
+                to_records += not chunk.in_record
+    if to_records:
         log.info("%d chunks stored one metadata key per field (an earlier version) move to the record layout, "
-                 "without embedding", changes.to_record_layout)
+                 "without embedding", to_records)
     return changes
 
 
