@@ -38,11 +38,15 @@ def chunk_text(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     overlap: int = DEFAULT_OVERLAP,
     count_tokens: Callable[[str], int] = approx_tokens,
+    sentences: list[Span] | None = None,
 ) -> list[Chunk]:
-    """Split `text` into sentence-aligned chunks whose spans cover every character of it."""
+    """Split `text` into sentence-aligned chunks whose spans cover every character of it.
+
+    `sentences` are `split_sentences(text)` when the caller has them already.
+    """
     count_tokens = functools.lru_cache(maxsize=None)(count_tokens)  # each sentence is measured twice below
     units = []
-    for s in split_sentences(text):
+    for s in split_sentences(text) if sentences is None else sentences:
         units.extend(_split_long(text, s, max_tokens, count_tokens))
     if not units:
         return []

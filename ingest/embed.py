@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from paperbot.errors import ModelError
+from paperbot.protocols import WordPieces
 from paperbot.settings import BUNDLED_MODEL, EmbeddingSettings
 
 log = logging.getLogger(__name__)
@@ -182,18 +183,24 @@ class Embedder:
     def count_tokens(self, text: str) -> int:
         return self.model.count_tokens(text)
 
-    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
-                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None:
+        """Each text's word pieces in one tokenizer call, when its tokenizer splits at every whitespace (BERT's
+        word pieces do; see `paperbot.protocols.TextEmbedder`); else None."""
+        return self.model.word_pieces(texts) if texts else []
+
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int | None = None,
+                     pieces: list[WordPieces] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
         """Unit vectors of `texts`, and of each character span of each text read in its context.
 
         One forward pass gives both: a sentence's vector is the mean of its tokens'
         vectors within the chunk that holds it. A span outside the model's window
-        gets a zero vector (callers encode that sentence on its own).
+        gets a zero vector (callers encode that sentence on its own). With `pieces`
+        (the texts' `word_pieces`), the texts are not tokenized again.
         """
         batch = batch_size or self.settings.batch_size
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
-        return self.model.encode_spans(texts, spans, batch_size=batch)
+        return self.model.encode_spans(texts, spans, batch_size=batch, pieces=pieces)
 
     def encode_tokens(self, texts: list[str]) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
         """Per text, its tokens' character spans and unit vectors in context (padding and special tokens left out).
@@ -228,10 +235,12 @@ class Encoder(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
+    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None: ...
+
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray: ...
 
-    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
-                     batch_size: int = 32) -> tuple[np.ndarray, list[np.ndarray]]: ...
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
+                     pieces: list[WordPieces] | None = None) -> tuple[np.ndarray, list[np.ndarray]]: ...
 
     def encode_tokens(self, texts: list[str], batch_size: int = 32) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
         ...
@@ -251,12 +260,15 @@ class TorchEncoder:
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
 
+    def word_pieces(self, texts: list[str]) -> None:
+        return None  # sentence-transformers tokenizes the texts it encodes
+
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         return self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
                                  show_progress_bar=False)
 
-    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
-                     batch_size: int = 32) -> tuple[np.ndarray, list[np.ndarray]]:
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
+                     pieces: list[WordPieces] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
         """The model's token embeddings, pooled per span (see ingest/onnx_light.py `pool_spans`)."""
         from ingest.onnx_light import pool_spans
 

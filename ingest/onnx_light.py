@@ -13,9 +13,11 @@ import hashlib
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+
+from paperbot.protocols import WordPieces
 
 log = logging.getLogger(__name__)
 
@@ -108,11 +110,13 @@ class OnnxEncoder:
         plain = Tokenizer.from_file(str(folder / "tokenizer.json"))
         plain.no_truncation()
         plain.no_padding()
+        self._plain = plain
         self.tokenizer = _TokenCounter(plain)
-        self._batch_tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._batch_tok.enable_truncation(max_length=self.max_seq_length)
-        pad = self._batch_tok.padding or {}
-        self._batch_tok.enable_padding(pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
+        self._specials = _bert_specials(plain)
+        self._cut = Tokenizer.from_file(str(folder / "tokenizer.json"))  # the model's input: special tokens, cut
+        self._pad_id = int((self._cut.padding or {}).get("pad_id", 0))
+        self._cut.enable_truncation(max_length=self.max_seq_length)
+        self._cut.no_padding()
         options = session_options(ort)
         self.session = ort.InferenceSession(str(model_file), options, providers=providers or ["CPUExecutionProvider"])
         # What the session really runs on: ONNX Runtime falls back to the CPU when the CUDA libraries are missing.
@@ -127,42 +131,57 @@ class OnnxEncoder:
         """Word pieces of `text` with the special tokens, untruncated (chunks are sized with it)."""
         return len(self.tokenizer(text)["input_ids"])
 
+    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None:
+        """Each text's word pieces (no special tokens, untruncated), when its tokenizer is BERT's: it splits the
+        text at every whitespace and punctuation before anything else, so a stretch of text between two
+        whitespace characters has the pieces of the whole text there. None for other tokenizers."""
+        if self._specials is None:
+            return None
+        return [WordPieces(np.asarray(e.ids, dtype=np.int64), np.asarray(e.offsets, dtype=np.int64).reshape(-1, 2))
+                for e in self._plain.encode_batch(texts, add_special_tokens=False)]
+
     def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
         return self.encode_spans(texts, [[] for _ in texts], batch_size, normalize_embeddings)[0]
 
-    def _forward(self, texts: list[str], batch_size: int):
-        """(text indices, their encodings, the model's token vectors) per batch, longest texts first:
-        similar lengths share a batch, so there is less padding."""
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+    def _forward(self, texts: list[str], batch_size: int, pieces: list[WordPieces] | None = None):
+        """(text indices, their `_Batch`, the model's token vectors) per batch, longest texts first: similar
+        lengths share a batch, so there is little padding. With `pieces` (the texts' `word_pieces`) the
+        texts are not tokenized again."""
+        if pieces is None:
+            inputs = [(e.ids, e.offsets) for e in self._cut.encode_batch(texts)]
+        else:
+            head, tail = self._specials
+            room = self.max_seq_length - len(head) - len(tail)
+            inputs = [([*head, *p.ids[:room], *tail], [(0, 0)] * len(head) + p.offsets[:room].tolist()
+                       + [(0, 0)] * len(tail)) for p in pieces]
+        order = np.argsort([-len(ids) for ids, _ in inputs], kind="stable")
         for start in range(0, len(texts), batch_size):
             idx = order[start:start + batch_size]
-            encs = self._batch_tok.encode_batch([texts[i] for i in idx])
-            feed = {
-                "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
-                "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
-                "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
-            }
+            batch = _Batch.padded([inputs[i] for i in idx], self._pad_id)
+            feed = {"input_ids": batch.ids, "attention_mask": batch.attention,
+                    "token_type_ids": np.zeros_like(batch.ids)}
             (hidden,) = self.session.run(["last_hidden_state"], {n: feed[n] for n in self._inputs})
-            yield idx, encs, hidden
+            yield idx, batch, hidden
 
     def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32,
-                     normalize_embeddings: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
+                     normalize_embeddings: bool = True,
+                     pieces: list[WordPieces] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
         """Text vectors, and for each text the mean of its token vectors over each character span.
 
         A span vector is a sentence read in the context of its chunk, from the same
         forward pass: snippets cost nothing extra at ingest. A span with no token
-        inside the model's window gets a zero vector.
+        inside the model's window gets a zero vector. `pieces`: see `_forward`.
         """
         out = np.zeros((len(texts), 0), dtype=np.float32)
         span_out: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
-        for idx, encs, hidden in self._forward(texts, batch_size):
-            mask = np.asarray([e.attention_mask for e in encs], dtype=np.float32)[..., None]
+        for idx, batch, hidden in self._forward(texts, batch_size, pieces):
+            mask = batch.attention.astype(np.float32)[..., None]
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
             if out.shape[1] == 0:
                 out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
             out[idx] = pooled
-            for row, (i, enc) in enumerate(zip(idx, encs)):
-                span_out[i] = pool_spans(hidden[row], enc.offsets, enc.attention_mask, spans[i])
+            for row, i in enumerate(idx):
+                span_out[i] = pool_spans(hidden[row], batch.offsets[row], batch.attention[row], spans[i])
         if normalize_embeddings:
             out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
             span_out = [_unit(v) for v in span_out]
@@ -175,32 +194,68 @@ class OnnxEncoder:
         The token vectors are those the sentence vector is pooled from, from one forward pass.
         """
         out: list[tuple[list[tuple[int, int]], np.ndarray]] = [([], np.zeros((0, 0), dtype=np.float32))] * len(texts)
-        for idx, encs, hidden in self._forward(texts, batch_size):
-            for row, (i, enc) in enumerate(zip(idx, encs)):
-                out[i] = real_tokens(hidden[row], enc.offsets, enc.attention_mask)
+        for idx, batch, hidden in self._forward(texts, batch_size):
+            for row, i in enumerate(idx):
+                out[i] = real_tokens(hidden[row], batch.offsets[row], batch.attention[row])
         return out
+
+
+class _Batch(NamedTuple):
+    """One batch of the model's input: ids and attention (texts × tokens), each token's characters."""
+
+    ids: np.ndarray
+    attention: np.ndarray
+    offsets: np.ndarray  # texts × tokens × 2; special tokens and padding at 0, 0
+
+    @classmethod
+    def padded(cls, inputs: list[tuple[list[int], list[tuple[int, int]]]], pad_id: int) -> _Batch:
+        """Texts given as (ids, offsets), padded to the longest."""
+        width = max(len(ids) for ids, _ in inputs)
+        ids = np.full((len(inputs), width), pad_id, dtype=np.int64)
+        attention = np.zeros((len(inputs), width), dtype=np.int64)
+        offsets = np.zeros((len(inputs), width, 2), dtype=np.int64)
+        for row, (text_ids, text_offsets) in enumerate(inputs):
+            ids[row, :len(text_ids)] = text_ids
+            attention[row, :len(text_ids)] = 1
+            if len(text_ids):
+                offsets[row, :len(text_ids)] = text_offsets
+        return cls(ids, attention, offsets)
+
+
+def _bert_specials(tokenizer) -> tuple[list[int], list[int]] | None:
+    """The special tokens BERT's tokenizer puts before and after a text, when `tokenizer` is BERT's (its
+    normalizer and pre-tokenizer; see `OnnxEncoder.word_pieces`), else None."""
+    from tokenizers import normalizers, pre_tokenizers
+
+    if not (isinstance(tokenizer.normalizer, normalizers.BertNormalizer)
+            and isinstance(tokenizer.pre_tokenizer, pre_tokenizers.BertPreTokenizer)):
+        return None
+    bare, full = tokenizer.encode("a", add_special_tokens=False).ids, tokenizer.encode("a").ids
+    at = next((k for k in range(len(full) - len(bare) + 1) if full[k:k + len(bare)] == bare), None)
+    return None if at is None else (full[:at], full[at + len(bare):])
 
 
 def real_tokens(hidden: np.ndarray, offsets, attention) -> tuple[list[tuple[int, int]], np.ndarray]:
     """(spans, unit vectors) of the tokens that cover text: padding and special tokens left out."""
-    keep = [k for k, (a, b) in enumerate(offsets) if b > a and k < len(attention) and attention[k] > 0]
-    vectors = np.asarray(hidden[keep], dtype=np.float32) if keep else np.zeros((0, hidden.shape[-1]), np.float32)
-    return [tuple(offsets[k]) for k in keep], _unit(vectors)
+    bounds = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    real = np.asarray(attention[:len(bounds)]) > 0
+    keep = np.flatnonzero((bounds[:len(real), 1] > bounds[:len(real), 0]) & real)
+    vectors = np.asarray(hidden[keep], dtype=np.float32) if keep.size else np.zeros((0, hidden.shape[-1]), np.float32)
+    return [(int(a), int(b)) for a, b in bounds[keep]], _unit(vectors)
 
 
 def pool_spans(hidden: np.ndarray, offsets, attention, spans: list[tuple[int, int]]) -> np.ndarray:
     """Mean of the token vectors (`hidden`, one row per token) whose characters lie inside each span."""
-    out = np.zeros((len(spans), hidden.shape[-1]), dtype=np.float32)
     if not spans:
-        return out
-    starts = np.asarray([a for a, _ in offsets])
-    ends = np.asarray([b for _, b in offsets])
-    real = (np.asarray(attention[:len(offsets)]) > 0) & (ends > starts)  # no padding, no special tokens
-    for k, (lo, hi) in enumerate(spans):
-        inside = real & (starts >= lo) & (ends <= hi)
-        if inside.any():
-            out[k] = hidden[:len(offsets)][inside].mean(axis=0)
-    return out
+        return np.zeros((0, hidden.shape[-1]), dtype=np.float32)
+    bounds = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    real = (np.asarray(attention[:len(bounds)]) > 0) & (ends > starts)  # no padding, no special tokens
+    lo, hi = np.asarray(spans, dtype=np.int64).reshape(-1, 2).T
+    inside = real & (starts >= lo[:, None]) & (ends <= hi[:, None])  # span × token
+    counts = inside.sum(axis=1, keepdims=True)
+    sums = inside.astype(np.float32) @ np.asarray(hidden[:len(bounds)], dtype=np.float32)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0).astype(np.float32)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -37,11 +37,13 @@ from paperbot.records import (
     StoredChunk,
     assemble,
     chunk_id,
+    chunk_prefix,
     chunk_metadata,
     indexed_text,
     is_complete,
 )
-from paperbot.text import split_sentences
+from paperbot.protocols import TextEmbedder, WordPieces
+from paperbot.text import Span, split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -216,18 +218,76 @@ class ChunkRow(NamedTuple):
     metadata: dict
 
 
-def paper_chunks(paper: Paper, embedder: Embedder | None) -> list[ChunkRow]:
+def paper_chunks(paper: Paper, embedder: TextEmbedder | None) -> list[ChunkRow]:
     """Every chunk of `paper`, as it is written."""
-    if not paper.abstract:  # listed before its abstract is published: one chunk, title and keywords
-        chunks = [Chunk(0, 0, 0, "")]
-    elif embedder is not None:
-        budget = int(embedder.max_tokens * CHUNK_FILL) - (embedder.count_tokens(paper.title) if paper.title else 0)
-        chunks = chunk_text(paper.abstract, max_tokens=max(64, budget), count_tokens=embedder.count_tokens)
-    else:
-        chunks = chunk_text(paper.abstract)
-    return [ChunkRow(chunk_id(paper, c.index), c.text, c.start, c.end,
-                     chunk_metadata(paper, index=c.index, n_chunks=len(chunks), start=c.start, end=c.end))
-            for c in chunks]
+    return batch_chunks([paper], embedder)[0].rows
+
+
+class PaperChunks(NamedTuple):
+    """A paper's abstract sentences and its chunks as they are written, with the word pieces of each chunk's
+    indexed text when the embedder gives them (`TextEmbedder.word_pieces`)."""
+
+    paper: Paper
+    sentences: list[Span]
+    rows: list[ChunkRow]
+    pieces: list[WordPieces] | None
+
+
+def batch_chunks(papers: list[Paper], embedder: TextEmbedder | None) -> list[PaperChunks]:
+    """The chunks of each paper.
+
+    Each abstract is tokenized once, in one call for all: its sentences are sized from
+    its word pieces, and a chunk's pieces are the abstract's between its two ends.
+    """
+    sentences = [split_sentences(p.abstract) if p.abstract else [] for p in papers]
+    prefixes = [chunk_prefix(p.title) for p in papers]
+    tokenized = None if embedder is None else embedder.word_pieces(
+        [p.abstract or indexed_text(p.title, "", p.keywords) for p in papers] + prefixes)
+    out = []
+    for k, (p, spans) in enumerate(zip(papers, sentences)):
+        whole = tokenized[k] if tokenized is not None else None
+        if not p.abstract:  # listed before its abstract is published: one chunk, title and keywords
+            chunks = [Chunk(0, 0, 0, "")]
+        elif embedder is None:
+            chunks = chunk_text(p.abstract, sentences=spans)
+        else:
+            budget = int(embedder.max_tokens * CHUNK_FILL) - (embedder.count_tokens(p.title) if p.title else 0)
+            chunks = chunk_text(p.abstract, max_tokens=max(64, budget), sentences=spans,
+                                count_tokens=_sentence_counter(embedder, p.abstract, spans, whole))
+        rows = [ChunkRow(chunk_id(p, c.index), c.text, c.start, c.end,
+                         chunk_metadata(p, index=c.index, n_chunks=len(chunks), start=c.start, end=c.end))
+                for c in chunks]
+        pieces = None
+        if whole is not None:
+            pieces = [whole] if not p.abstract else [_chunk_pieces(tokenized[len(papers) + k], len(prefixes[k]), whole, c)
+                                                     for c in chunks]
+        out.append(PaperChunks(p, spans, rows, pieces))
+    return out
+
+
+def _sentence_counter(embedder: TextEmbedder, abstract: str, spans: list[Span],
+                      pieces: WordPieces | None) -> Callable[[str], int]:
+    """`embedder.count_tokens`, answered for the abstract's sentences from its word pieces when it has them (a
+    sentence's pieces and the special tokens); a piece of a sentence too long for the window is counted."""
+    if pieces is None or not spans:
+        return embedder.count_tokens
+    lo = np.searchsorted(pieces.offsets[:, 0], [s.start for s in spans], side="left")
+    hi = np.searchsorted(pieces.offsets[:, 1], [s.end for s in spans], side="right")
+    specials = embedder.count_tokens("")
+    sizes = {abstract[s.start:s.end]: specials + max(0, int(n)) for s, n in zip(spans, hi - lo)}
+
+    def count(text: str) -> int:
+        return sizes[text] if text in sizes else embedder.count_tokens(text)
+
+    return count
+
+
+def _chunk_pieces(prefix: WordPieces, prefix_chars: int, abstract: WordPieces, chunk: Chunk) -> WordPieces:
+    """The word pieces of a chunk's indexed text: its prefix's (the title), then the abstract's within the chunk."""
+    lo = int(np.searchsorted(abstract.offsets[:, 0], chunk.start, side="left"))
+    hi = int(np.searchsorted(abstract.offsets[:, 1], chunk.end, side="right"))
+    return WordPieces(np.concatenate([prefix.ids, abstract.ids[lo:hi]]),
+                      np.concatenate([prefix.offsets, abstract.offsets[lo:hi] - chunk.start + prefix_chars]))
 
 
 def ingest(
@@ -397,8 +457,9 @@ def _encode(batch: list[Paper], embedder: Embedder) -> _Encoded:
     A sentence's vector is pooled from the first chunk that holds it whole; one no
     chunk holds whole (a sentence longer than the window) is encoded on its own.
     """
-    rows = [(p, row) for p in batch for row in paper_chunks(p, embedder)]
-    sentences = {p.paper_id: split_sentences(p.abstract) for p in batch}
+    chunked = batch_chunks(batch, embedder)
+    rows = [(c.paper, row) for c in chunked for row in c.rows]
+    sentences = {c.paper.paper_id: c.sentences for c in chunked}
     texts, spans, owners = [], [], []
     assigned: set[tuple[str, int]] = set()
     for p, row in rows:
@@ -412,7 +473,8 @@ def _encode(batch: list[Paper], embedder: Embedder) -> _Encoded:
         spans.append([(sentences[p.paper_id][j].start - lo + offset, sentences[p.paper_id][j].end - lo + offset)
                       for j in mine])
         owners.append([(p.paper_id, j) for j in mine])
-    vectors, span_vectors = embedder.encode_spans(texts, spans)
+    pieces = [piece for c in chunked for piece in c.pieces] if all(c.pieces is not None for c in chunked) else None
+    vectors, span_vectors = embedder.encode_spans(texts, spans, pieces=pieces)
     pooled = {key: vector for keys, block in zip(owners, span_vectors) for key, vector in zip(keys, block)
               if np.any(vector)}
     by_id = {p.paper_id: p for p in batch}

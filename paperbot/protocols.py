@@ -10,7 +10,7 @@ Code that receives one of these calls it as it is: no `hasattr` or `getattr` abo
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -19,6 +19,13 @@ if TYPE_CHECKING:
     from retrieval.filters import Filters
     from retrieval.llm import Completion
     from retrieval.types import SearchResult
+
+
+class WordPieces(NamedTuple):
+    """A text's word pieces as its model's tokenizer gives them, no special tokens, nothing cut."""
+
+    ids: np.ndarray  # int64, one per piece
+    offsets: np.ndarray  # int64 (pieces, 2): each piece's characters, text[start:end]
 
 
 @runtime_checkable
@@ -40,11 +47,18 @@ class TextEmbedder(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
+    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None:
+        """Each text's word pieces, when the pieces of a stretch of text between two whitespace characters are
+        those of the whole text there (so a chunk's pieces are its abstract's); else None."""
+        ...
+
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray: ...
 
     def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
-                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
-        """The texts' vectors, and for each text one vector per character span, read in its context."""
+                     batch_size: int | None = None,
+                     pieces: list[WordPieces] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The texts' vectors, and for each text one vector per character span, read in its context; `pieces`
+        are the texts' `word_pieces` when the caller has them."""
         ...
 
     def encode_tokens(self, texts: list[str]) -> list[tuple[list[tuple[int, int]], np.ndarray]]:

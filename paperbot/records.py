@@ -158,7 +158,12 @@ def indexed_text(title: str, chunk: str, keywords: tuple[str, ...] | list[str] =
     """
     if not chunk:
         return ". ".join(p for p in (title, ", ".join(keywords)) if p)
-    return f"{title}. {chunk}" if title else chunk
+    return chunk_prefix(title) + chunk
+
+
+def chunk_prefix(title: str) -> str:
+    """What comes before a chunk's own text in `indexed_text`."""
+    return f"{title}. " if title else ""
 
 
 def snippet_id(paper_id: str, content_hash: str) -> str:

@@ -22,6 +22,9 @@ class HashEmbedder:
     def count_tokens(self, text: str) -> int:
         return len(text.split()) + 2
 
+    def word_pieces(self, texts: list[str]) -> None:
+        return None  # chunks are sized one text at a time
+
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         self.encoded += len(texts)
         return self._vectors(texts)
@@ -39,7 +42,7 @@ class HashEmbedder:
         return out
 
     def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
-                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+                     batch_size: int | None = None, pieces: None = None) -> tuple[np.ndarray, list[np.ndarray]]:
         """Each span encoded on its own (the real model pools it from the text's forward pass)."""
         pieces = [self._vectors([text[a:b] for a, b in text_spans]) for text, text_spans in zip(texts, spans)]
         return self.encode(texts), pieces
