@@ -12,8 +12,9 @@ list) has its stored metadata updated in place, without embedding anything.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -32,24 +33,29 @@ from ingest.parse import (
 )
 from ingest.snippets import LegacySentences
 from ingest.store import Store
+from paperbot.protocols import TextEmbedder, WordPieces
 from paperbot.records import (
     Paper,
     StoredChunk,
     assemble,
     chunk_id,
-    chunk_prefix,
     chunk_metadata,
+    chunk_prefix,
     indexed_text,
     is_complete,
 )
-from paperbot.protocols import TextEmbedder, WordPieces
 from paperbot.text import Span, split_sentences
 
 log = logging.getLogger(__name__)
 
 # Fraction of the model window a chunk may fill; the rest is room for the title.
 CHUNK_FILL = 0.8
+# Papers embedded between two writes. The first batch is small, so progress and a write error show early; a
+# lone `paperbot ingest` then embeds larger batches: the model's batches are ordered by length over more texts,
+# and 500 papers ingested 0.96x the model's time in one batch against 0.91x in batches of 64 (docs/benchmarks.md,
+# "The ingest pipeline against the model alone"). A bot keeps small batches beside its event loop.
 EMBED_BATCH_PAPERS = 64
+LONE_EMBED_BATCH_PAPERS = 512
 
 Progress = Callable[[int, int], None]
 
@@ -420,8 +426,8 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     # embedded writes hold the GIL, and beside the model's threads on every core a write held it 3-5 times as
     # long, stalling a bot's event loop over 100 ms dozens of times in one /reindex, for no faster ingest on
     # two cores (docs/benchmarks.md, "The event loop during a /reindex").
-    for i in range(0, len(to_embed), EMBED_BATCH_PAPERS):
-        batch = to_embed[i:i + EMBED_BATCH_PAPERS]
+    for i, j in _batches(len(to_embed)):
+        batch = to_embed[i:j]
         encoded = _encode(batch, embedder)
         total_chunks += len(encoded.rows)
         _store_batch(encoded, store)
@@ -429,8 +435,8 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
             progress(i + len(batch), len(to_embed))
     if changes.backfill:
         log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
-        for i in range(0, len(changes.backfill), EMBED_BATCH_PAPERS):
-            _store_batch(_encode(changes.backfill[i:i + EMBED_BATCH_PAPERS], embedder), store, write_chunks=False)
+        for i, j in _batches(len(changes.backfill)):
+            _store_batch(_encode(changes.backfill[i:j], embedder), store, write_chunks=False)
         summary.snippets_added = len(changes.backfill)
     if changes.relabel_ids:
         store.update_metadata(changes.relabel_ids, changes.relabel_meta)
@@ -441,6 +447,15 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     if changed:
         store.bump_version()
     return total_chunks
+
+
+def _batches(n: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of each batch of `n` papers to embed (see EMBED_BATCH_PAPERS)."""
+    start = 0
+    while start < n:
+        size = EMBED_BATCH_PAPERS if start == 0 or threading.active_count() > 1 else LONE_EMBED_BATCH_PAPERS
+        yield start, min(n, start + size)
+        start += size
 
 
 class _Encoded(NamedTuple):
