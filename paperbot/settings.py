@@ -73,7 +73,7 @@ class StoreSettings:
 class EmbeddingSettings:
     model: str = BUNDLED_MODEL
     backend: str = "onnx"
-    # Texts per forward pass. Ingest sorts texts by length, so small batches waste no padding and stay in
+    # Texts per forward pass. Texts are ordered by word pieces, so small batches waste no padding and stay in
     # cache: on 2 cores ONNX encodes SciFact abstracts about 9% faster at 8 than at 32.
     batch_size: int = 8
     # auto: a GPU when there is one (torch: CUDA or Apple MPS; ONNX: onnxruntime-gpu's CUDA provider), else the CPU.

@@ -67,10 +67,11 @@ def test_a_chunk_is_fed_the_word_pieces_of_its_own_text(embedder, corpus_dir):
 @pytest.mark.slow
 def test_vectors_from_word_pieces_are_those_from_the_texts(embedder, corpus_dir):
     chunked = batch_chunks(_papers(corpus_dir)[-12:], embedder)
-    texts = [indexed_text(c.paper.title, row.text, c.paper.keywords) for c in chunked for row in c.rows]
+    longer = " ".join(HOSTILE[:5])  # longer than the window: cut to it
+    texts = [indexed_text(c.paper.title, row.text, c.paper.keywords) for c in chunked for row in c.rows] + [longer]
     spans = [[(0, min(len(t), 40))] if t else [] for t in texts]
-    pieces = [p for c in chunked for p in c.pieces]
-    assert max(len(p.ids) for p in pieces) > embedder.max_tokens  # one is cut to the window
+    pieces = [p for c in chunked for p in c.pieces] + embedder.word_pieces([longer])
+    assert len(pieces[-1].ids) > embedder.max_tokens
     vectors, pooled = embedder.encode_spans(texts, spans, pieces=pieces)
     expected, expected_pooled = embedder.encode_spans(texts, spans)
     np.testing.assert_allclose(vectors, expected, atol=1e-5)
