@@ -148,13 +148,15 @@ class OnnxEncoder:
         lengths share a batch, so there is little padding. With `pieces` (the texts' `word_pieces`) the
         texts are not tokenized again."""
         if pieces is None:
-            inputs = [(e.ids, e.offsets) for e in self._cut.encode_batch(texts)]
+            inputs = [WordPieces(np.asarray(e.ids, dtype=np.int64), np.asarray(e.offsets, dtype=np.int64).reshape(-1, 2))
+                      for e in self._cut.encode_batch(texts)]
         else:
-            head, tail = self._specials
+            head, tail = (np.asarray(ids, dtype=np.int64) for ids in self._specials)
             room = self.max_seq_length - len(head) - len(tail)
-            inputs = [([*head, *p.ids[:room], *tail], [(0, 0)] * len(head) + p.offsets[:room].tolist()
-                       + [(0, 0)] * len(tail)) for p in pieces]
-        order = np.argsort([-len(ids) for ids, _ in inputs], kind="stable")
+            inputs = [WordPieces(np.concatenate([head, p.ids[:room], tail]),
+                                 np.concatenate([np.zeros((len(head), 2), np.int64), p.offsets[:room],
+                                                 np.zeros((len(tail), 2), np.int64)])) for p in pieces]
+        order = np.argsort([-len(p.ids) for p in inputs], kind="stable")
         for start in range(0, len(texts), batch_size):
             idx = order[start:start + batch_size]
             batch = _Batch.padded([inputs[i] for i in idx], self._pad_id)
@@ -208,8 +210,8 @@ class _Batch(NamedTuple):
     offsets: np.ndarray  # texts × tokens × 2; special tokens and padding at 0, 0
 
     @classmethod
-    def padded(cls, inputs: list[tuple[list[int], list[tuple[int, int]]]], pad_id: int) -> _Batch:
-        """Texts given as (ids, offsets), padded to the longest."""
+    def padded(cls, inputs: list[WordPieces], pad_id: int) -> _Batch:
+        """Texts given as their model input (special tokens included, at offsets 0, 0), padded to the longest."""
         width = max(len(ids) for ids, _ in inputs)
         ids = np.full((len(inputs), width), pad_id, dtype=np.int64)
         attention = np.zeros((len(inputs), width), dtype=np.int64)
