@@ -183,7 +183,7 @@ class Embedder:
     def count_tokens(self, text: str) -> int:
         return self.model.count_tokens(text)
 
-    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None:
+    def word_pieces(self, texts: list[str]) -> list[WordPieces | None] | None:
         """Each text's word pieces in one tokenizer call, when its tokenizer splits at every whitespace (BERT's
         word pieces do; see `paperbot.protocols.TextEmbedder`); else None."""
         return self.model.word_pieces(texts) if texts else []
@@ -235,7 +235,7 @@ class Encoder(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None: ...
+    def word_pieces(self, texts: list[str]) -> list[WordPieces | None] | None: ...
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray: ...
 

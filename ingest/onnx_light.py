@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -131,14 +132,16 @@ class OnnxEncoder:
         """Word pieces of `text` with the special tokens, untruncated (chunks are sized with it)."""
         return len(self.tokenizer(text)["input_ids"])
 
-    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None:
+    def word_pieces(self, texts: list[str]) -> list[WordPieces | None] | None:
         """Each text's word pieces (no special tokens, untruncated), when its tokenizer is BERT's: it splits the
         text at every whitespace and punctuation before anything else, so a stretch of text between two
-        whitespace characters has the pieces of the whole text there. None for other tokenizers."""
+        whitespace characters has the pieces of the whole text there. None for other tokenizers, and None for
+        a text holding a control character Python counts as whitespace but BERT drops (ingest's parsing
+        removes them)."""
         if self._specials is None:
             return None
-        return [WordPieces(np.asarray(e.ids, dtype=np.int64), np.asarray(e.offsets, dtype=np.int64).reshape(-1, 2))
-                for e in self._plain.encode_batch(texts, add_special_tokens=False)]
+        return [None if _BERT_DROPS.search(text) else _pieces_of(e)
+                for text, e in zip(texts, self._plain.encode_batch(texts, add_special_tokens=False))]
 
     def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
         return self.encode_spans(texts, [[] for _ in texts], batch_size, normalize_embeddings)[0]
@@ -148,8 +151,7 @@ class OnnxEncoder:
         lengths share a batch, so there is little padding. With `pieces` (the texts' `word_pieces`) the
         texts are not tokenized again."""
         if pieces is None:
-            inputs = [WordPieces(np.asarray(e.ids, dtype=np.int64), np.asarray(e.offsets, dtype=np.int64).reshape(-1, 2))
-                      for e in self._cut.encode_batch(texts)]
+            inputs = [_pieces_of(e) for e in self._cut.encode_batch(texts)]
         else:
             head, tail = (np.asarray(ids, dtype=np.int64) for ids in self._specials)
             room = self.max_seq_length - len(head) - len(tail)
@@ -200,6 +202,17 @@ class OnnxEncoder:
             for row, i in enumerate(idx):
                 out[i] = real_tokens(hidden[row], batch.offsets[row], batch.attention[row])
         return out
+
+
+# Whitespace to Python's str.split and re's \s, but control characters BERT's normalizer removes, joining the words
+# around them: the one place where "between two whitespace characters" differs (`OnnxEncoder.word_pieces`).
+_BERT_DROPS = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
+
+
+def _pieces_of(encoding) -> WordPieces:
+    """A `tokenizers` Encoding's ids and offsets as arrays."""
+    return WordPieces(np.asarray(encoding.ids, dtype=np.int64),
+                      np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2))
 
 
 class _Batch(NamedTuple):

@@ -263,10 +263,12 @@ def batch_chunks(papers: list[Paper], embedder: TextEmbedder | None) -> list[Pap
         rows = [ChunkRow(chunk_id(p, c.index), c.text, c.start, c.end,
                          chunk_metadata(p, index=c.index, n_chunks=len(chunks), start=c.start, end=c.end))
                 for c in chunks]
+        prefix = tokenized[len(papers) + k] if tokenized is not None else None
         pieces = None
-        if whole is not None:
-            pieces = [whole] if not p.abstract else [_chunk_pieces(tokenized[len(papers) + k], len(prefixes[k]), whole, c)
-                                                     for c in chunks]
+        if whole is not None and not p.abstract:
+            pieces = [whole]
+        elif whole is not None and prefix is not None:
+            pieces = [_chunk_pieces(prefix, len(prefixes[k]), whole, c) for c in chunks]
         out.append(PaperChunks(p, spans, rows, pieces))
     return out
 

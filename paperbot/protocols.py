@@ -47,9 +47,10 @@ class TextEmbedder(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def word_pieces(self, texts: list[str]) -> list[WordPieces] | None:
+    def word_pieces(self, texts: list[str]) -> list[WordPieces | None] | None:
         """Each text's word pieces, when the pieces of a stretch of text between two whitespace characters are
-        those of the whole text there (so a chunk's pieces are its abstract's); else None."""
+        those of the whole text there (so a chunk's pieces are its abstract's); else None, for all texts or
+        for one."""
         ...
 
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray: ...

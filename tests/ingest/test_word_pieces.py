@@ -15,6 +15,7 @@ HOSTILE = [
     "我们提出一种新方法。它在三个基准上取得最好结果！Our code is public.",
     "Control\x07characters\x1fhide here. Zero\u200bwidth joiners too. Tabs\tand\r\nbreaks.",
     " ".join(f"token{i}-x^{i}" for i in range(400)) + ". A short sentence ends it.",
+    "".join(f"w{i}" + ("\x1f" if i % 127 > 115 else " ") for i in range(600)) + "end. BERT drops \x1f.",
     "We use $\\mathcal{O}(n \\log n)$ attention, e.g. sparse; cf. Sec. 3. “Quoted” sentences start here.",
     "",
 ]
@@ -46,7 +47,8 @@ def test_chunks_are_those_of_tokenizing_each_sentence_alone(embedder, corpus_dir
     papers = _papers(corpus_dir)
     by_pieces = batch_chunks(papers, embedder)
     alone = batch_chunks(papers, _SentenceBySentence(embedder))
-    assert all(c.pieces is not None for c in by_pieces) and all(c.pieces is None for c in alone)
+    assert all(c.pieces is None for c in alone)
+    assert [c.pieces is None for c in by_pieces] == ["\x1f" in p.abstract for p in papers]
     assert [c.rows for c in by_pieces] == [c.rows for c in alone]
     assert sum(len(c.rows) for c in by_pieces) > len(papers)  # some abstracts take several chunks
 
@@ -55,6 +57,9 @@ def test_chunks_are_those_of_tokenizing_each_sentence_alone(embedder, corpus_dir
 def test_a_chunk_is_fed_the_word_pieces_of_its_own_text(embedder, corpus_dir):
     checked = 0
     for c in batch_chunks(_papers(corpus_dir), embedder):
+        if "\x1f" in c.paper.abstract:  # BERT drops it, joining the words Python splits there
+            assert c.pieces is None
+            continue
         for row, pieces in zip(c.rows, c.pieces):
             text = indexed_text(c.paper.title, row.text, c.paper.keywords)
             [own] = embedder.word_pieces([text])
@@ -66,8 +71,8 @@ def test_a_chunk_is_fed_the_word_pieces_of_its_own_text(embedder, corpus_dir):
 
 @pytest.mark.slow
 def test_vectors_from_word_pieces_are_those_from_the_texts(embedder, corpus_dir):
-    chunked = batch_chunks(_papers(corpus_dir)[-12:], embedder)
-    longer = " ".join(HOSTILE[:5])  # longer than the window: cut to it
+    chunked = [c for c in batch_chunks(_papers(corpus_dir)[-12:], embedder) if c.pieces is not None]
+    longer = " ".join(HOSTILE[:2] + HOSTILE[3:4])  # longer than the window: cut to it
     texts = [indexed_text(c.paper.title, row.text, c.paper.keywords) for c in chunked for row in c.rows] + [longer]
     spans = [[(0, min(len(t), 40))] if t else [] for t in texts]
     pieces = [p for c in chunked for p in c.pieces] + embedder.word_pieces([longer])
