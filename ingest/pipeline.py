@@ -251,6 +251,7 @@ def batch_chunks(papers: list[Paper], embedder: TextEmbedder | None) -> list[Pap
         [p.abstract or indexed_text(p.title, "", p.keywords) for p in papers] + prefixes)
     out = []
     for k, (p, spans) in enumerate(zip(papers, sentences)):
+        # The abstract's pieces; for a paper without one, its indexed text's (title and keywords).
         whole = tokenized[k] if tokenized is not None else None
         if not p.abstract:  # listed before its abstract is published: one chunk, title and keywords
             chunks = [Chunk(0, 0, 0, "")]
