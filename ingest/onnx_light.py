@@ -232,8 +232,7 @@ class _Batch(NamedTuple):
         for row, (text_ids, text_offsets) in enumerate(inputs):
             ids[row, :len(text_ids)] = text_ids
             attention[row, :len(text_ids)] = 1
-            if len(text_ids):
-                offsets[row, :len(text_ids)] = text_offsets
+            offsets[row, :len(text_ids)] = text_offsets
         return cls(ids, attention, offsets)
 
 

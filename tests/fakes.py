@@ -44,8 +44,8 @@ class HashEmbedder:
     def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
                      batch_size: int | None = None, pieces: None = None) -> tuple[np.ndarray, list[np.ndarray]]:
         """Each span encoded on its own (the real model pools it from the text's forward pass)."""
-        pieces = [self._vectors([text[a:b] for a, b in text_spans]) for text, text_spans in zip(texts, spans)]
-        return self.encode(texts), pieces
+        pooled = [self._vectors([text[a:b] for a, b in text_spans]) for text, text_spans in zip(texts, spans)]
+        return self.encode(texts), pooled
 
     def encode_tokens(self, texts: list[str]) -> list[tuple[list[tuple[int, int]], np.ndarray]]:
         """Each word a token, its vector its own hash (the real model reads it in context)."""
