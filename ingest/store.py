@@ -19,11 +19,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import numpy as np
 
+from ingest.cores import on_one_core
 from ingest.snippets import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
     ModelMismatchError,
@@ -299,12 +300,15 @@ class Store:
 
     def _writes(self, n: int) -> Iterator[int]:
         """Start offsets of the write calls for `n` rows, with a short pause between calls when other threads
-        run (see WRITE_BATCH)."""
+        run (see WRITE_BATCH). In a lone process the embedded store's own threads stay on one core until the
+        last call returns (`ingest.cores`); a bot's are left where they are."""
         step = self.max_batch()
-        for i in range(0, n, step):
-            if i and threading.active_count() > 1:  # alone (`paperbot ingest`), nobody waits
-                time.sleep(WRITE_PAUSE)
-            yield i
+        alone = threading.active_count() == 1
+        with on_one_core() if alone and not self.settings.is_server else nullcontext():
+            for i in range(0, n, step):
+                if i and not alone:  # alone (`paperbot ingest`), nobody waits
+                    time.sleep(WRITE_PAUSE)
+                yield i
 
     def upsert(self, ids: list[str], embeddings, metadatas: list[dict]) -> None:
         """Write chunks: their vectors and metadata (which holds their text: `records.chunk_metadata`)."""
