@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -117,6 +118,8 @@ class IngestSummary:
     moved: int = 0
     chunks_embedded: int = 0
     snippets_added: int = 0  # papers stored by an earlier version whose sentence vectors were computed now
+    embed_seconds: float = 0.0  # time spent chunking and embedding new papers
+    write_seconds: float = 0.0  # time spent writing their chunks and sentence vectors
     duplicates: list[str] = field(default_factory=list)
     not_accepted: list[str] = field(default_factory=list)  # withdrawn or rejected submissions skipped
     sources: list[str] = field(default_factory=list)
@@ -431,11 +434,18 @@ def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progre
     # two cores (docs/benchmarks.md, "The event loop during a /reindex").
     for i, j in _batches(len(to_embed)):
         batch = to_embed[i:j]
+        started = time.perf_counter()
         encoded = _encode(batch, embedder)
+        embedded = time.perf_counter()
         total_chunks += len(encoded.rows)
         _store_batch(encoded, store)
+        summary.embed_seconds += embedded - started
+        summary.write_seconds += time.perf_counter() - embedded
         if progress:
             progress(i + len(batch), len(to_embed))
+    if to_embed:
+        log.info("%d papers: chunked and embedded in %.1f s, written in %.1f s", len(to_embed),
+                 summary.embed_seconds, summary.write_seconds)
     if changes.backfill:
         log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
         for i, j in _batches(len(changes.backfill)):

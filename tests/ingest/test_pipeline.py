@@ -48,10 +48,12 @@ def test_unchanged_corpus_reingests_without_embedding(lib, tmp_path):
     f = corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)
     first = lib.ingest([f])
     assert (first.added, first.updated, first.removed, first.unchanged) == (4, 0, 0, 0)
+    assert first.embed_seconds > 0 and first.write_seconds > 0  # what `paperbot ingest` logs and benchmarks read
     embedded, before, version = lib.embedder.encoded, stored(lib), lib.store.content_version()
     second = lib.ingest([f])
     assert (second.added, second.updated, second.removed, second.unchanged) == (0, 0, 0, 4)
     assert lib.embedder.encoded == embedded, "an unchanged corpus must not be embedded again"
+    assert second.embed_seconds == second.write_seconds == 0
     assert stored(lib) == before
     assert lib.store.content_version() == version, "nothing written, so keyword indexes stay valid"
 
