@@ -6,6 +6,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ class NamedThread:
         for _ in range(500):
             if self.child is not None:
                 return self.child
-            threading.Event().wait(0.01)
+            time.sleep(0.01)
         raise AssertionError("the child thread did not start")
 
     def stop(self) -> None:
