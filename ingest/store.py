@@ -57,6 +57,11 @@ PAGE = 500
 WRITE_BATCH = 256
 SHARED_WRITE_BATCH = 16  # rows per call when the process has other threads (a bot)
 WRITE_PAUSE = 0.01  # seconds between two write calls, when another thread may be waiting for the GIL
+# Log entries Chroma keeps per collection until it next saves the collection's vector index (its default is
+# 1,000). Every write call reads them all back, with the GIL held: for sentence-vector rows (about 10 KB each)
+# a 16-row call took a median 61-65 ms once the log was long, 35-40 ms with at most 100 entries. A lone
+# ingest's write time is unchanged (benchmarks/loop_lag.py, docs/benchmarks.md).
+LOG_ENTRIES = 100
 
 
 def _chroma_settings():
@@ -150,6 +155,8 @@ class Store:
                 )
             else:
                 col = self._client.get_collection(name, embedding_function=None)
+        if create:
+            self._keep_log_short(col)
         meta = col.metadata or {}
         layout = meta.get("schema_version", 1)
         if not isinstance(layout, int) or layout > SCHEMA_VERSION:
@@ -171,10 +178,26 @@ class Store:
         name = self.settings.collection + SNIPPETS_SUFFIX
         with self._errors(f"open collection {name!r}"):
             if create:
-                return self._client.get_or_create_collection(
+                col = self._client.get_or_create_collection(
                     name, embedding_function=None,
                     metadata={"embedding_model": self.model_name, "embedding_dimension": self.dimension})
+                self._keep_log_short(col)
+                return col
             return self._existing(name)
+
+    @staticmethod
+    def _keep_log_short(col) -> None:
+        """Have Chroma save the collection's vector index every LOG_ENTRIES writes, so its log stays short
+        (a store made before keeps Chroma's default until its next ingest). Only writers call this; if
+        Chroma refuses, writes still work, only slower."""
+        hnsw = (getattr(col, "configuration", None) or {}).get("hnsw") or {}
+        if hnsw.get("sync_threshold", LOG_ENTRIES) <= LOG_ENTRIES:
+            return
+        try:
+            col.modify(configuration={"hnsw": {"sync_threshold": LOG_ENTRIES,
+                                               "batch_size": min(hnsw.get("batch_size", LOG_ENTRIES), LOG_ENTRIES)}})
+        except Exception:
+            log.debug("could not shorten the log of collection %r", col.name, exc_info=True)
 
     def _existing(self, name: str):
         names = {getattr(c, "name", c) for c in self._client.list_collections()}

@@ -161,3 +161,70 @@ def test_writes_pause_between_calls_only_when_another_thread_may_wait(tmp_path, 
         calls = -(-n // store_module.SHARED_WRITE_BATCH)
         assert pauses == [store_module.WRITE_PAUSE] * (calls - 1)
         assert store.count() == 2 * n
+
+
+def _log_entries(path: Path) -> dict[str, int]:
+    """Entries in the embedded store's write-ahead log, per collection topic (read from its SQLite file)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path / 'chroma.sqlite3'}?mode=ro", uri=True)
+    try:
+        return dict(con.execute("SELECT topic, COUNT(*) FROM embeddings_queue GROUP BY topic").fetchall())
+    finally:
+        con.close()
+
+
+def _sync_threshold(path: Path, name: str) -> int:
+    import chromadb
+
+    from ingest.store import _chroma_settings
+
+    client = chromadb.PersistentClient(path=str(path), settings=_chroma_settings())
+    return client.get_collection(name, embedding_function=None).configuration["hnsw"]["sync_threshold"]
+
+
+def test_the_write_log_stays_short_in_both_collections(tmp_path, monkeypatch):
+    """Chroma reads its whole log back on every write call; the store keeps it at most LOG_ENTRIES long
+    (plus one call's rows) instead of Chroma's 1,000, chunks and sentence vectors alike."""
+    import threading
+
+    import numpy as np
+
+    from ingest import store as store_module
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path).store
+    monkeypatch.setattr(threading, "active_count", lambda: 2)  # a bot's small calls
+    monkeypatch.setattr(store_module, "WRITE_PAUSE", 0)
+    n = store_module.LOG_ENTRIES * 3
+    with Store(settings, "test-hash", 8) as store:
+        store.upsert([f"p{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32),
+                     [{"paper_id": f"p{i}"} for i in range(n)])
+        store.snippets.upsert([(f"p{i}", f"{i:016x}", [(0, 5)], np.ones((1, 8))) for i in range(n)])
+        assert store.count() == n and store.snippets.count() == n
+    entries = _log_entries(settings.path)
+    assert len(entries) == 2
+    assert all(0 < k <= store_module.LOG_ENTRIES + store_module.SHARED_WRITE_BATCH for k in entries.values()), entries
+
+
+def test_a_store_with_chromas_default_log_is_shortened_by_its_next_writer_only(tmp_path):
+    """A store made before keeps Chroma's 1,000-entry log until an ingest opens it; a reader changes nothing."""
+    import chromadb
+
+    from ingest import store as store_module
+    from ingest.store import _chroma_settings
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path).store
+    client = chromadb.PersistentClient(path=str(settings.path), settings=_chroma_settings())
+    for name in (settings.collection, settings.collection + "-snippets"):
+        client.create_collection(name, embedding_function=None, metadata={
+            "hnsw:space": "cosine", "embedding_model": "test-hash", "embedding_dimension": 8, "schema_version": 2})
+        assert _sync_threshold(settings.path, name) == 1000
+    with Store(settings, "test-hash", 8, create=False) as store:
+        assert store.count() == 0
+    assert _sync_threshold(settings.path, settings.collection) == 1000
+    with Store(settings, "test-hash", 8):
+        pass
+    assert _sync_threshold(settings.path, settings.collection) == store_module.LOG_ENTRIES
+    assert _sync_threshold(settings.path, settings.collection + "-snippets") == store_module.LOG_ENTRIES
