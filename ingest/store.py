@@ -156,7 +156,7 @@ class Store:
             else:
                 col = self._client.get_collection(name, embedding_function=None)
         if create:
-            self._keep_log_short(col)
+            col = self._keep_log_short(col)
         meta = col.metadata or {}
         layout = meta.get("schema_version", 1)
         if not isinstance(layout, int) or layout > SCHEMA_VERSION:
@@ -181,23 +181,25 @@ class Store:
                 col = self._client.get_or_create_collection(
                     name, embedding_function=None,
                     metadata={"embedding_model": self.model_name, "embedding_dimension": self.dimension})
-                self._keep_log_short(col)
-                return col
+                return self._keep_log_short(col)
             return self._existing(name)
 
-    @staticmethod
-    def _keep_log_short(col) -> None:
-        """Have Chroma save the collection's vector index every LOG_ENTRIES writes, so its log stays short
+    def _keep_log_short(self, col):
+        """`col`, made to have Chroma save its vector index every LOG_ENTRIES writes, so its log stays short
         (a store made before keeps Chroma's default until its next ingest). Only writers call this; if
         Chroma refuses, writes still work, only slower."""
         hnsw = (getattr(col, "configuration", None) or {}).get("hnsw") or {}
         if hnsw.get("sync_threshold", LOG_ENTRIES) <= LOG_ENTRIES:
-            return
+            return col
         try:
             col.modify(configuration={"hnsw": {"sync_threshold": LOG_ENTRIES,
                                                "batch_size": min(hnsw.get("batch_size", LOG_ENTRIES), LOG_ENTRIES)}})
+            # Read back: the modified object's own copy of the configuration names Chroma's default embedding
+            # function, which it would then check on every write (what the store holds does not).
+            return self._client.get_collection(col.name, embedding_function=None)
         except Exception:
             log.debug("could not shorten the log of collection %r", col.name, exc_info=True)
+            return col
 
     def _existing(self, name: str):
         names = {getattr(c, "name", c) for c in self._client.list_collections()}
