@@ -13,7 +13,7 @@ writes sleeps 10 ms at a time, as a bot's event loop would; how late it woke is 
 Printed per variant and kind of row: total write time (ratio to the default's), median,
 95th percentile and largest call, calls over 100 ms; and the sleeping thread's largest lag.
 
-    .venv/bin/python -m benchmarks.write_log [--papers 1500] [--before 3000] [--rounds 2] [--alone]
+    .venv/bin/python -m benchmarks.write_log [--papers 1500] [--before 3000] [--rounds 2] [--entries 100,50] [--alone]
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ def main() -> int:
     ap.add_argument("--papers", type=int, default=1500, help="papers written per round")
     ap.add_argument("--before", type=int, default=3000, help="papers the store holds before the timed writes")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--entries", default=None,
+                    help="log lengths to compare after Chroma's default, comma-separated (default: the store's)")
     ap.add_argument("--alone", action="store_true", help="write as a lone `paperbot ingest` does, not as a bot")
     ap.add_argument("--scifact", type=Path, default=SCIFACT)
     args = ap.parse_args()
@@ -130,7 +132,9 @@ def main() -> int:
                 store.snippets.upsert(snippets)
         print(f"{args.papers} papers written ({sum(len(b[0]) for b in batches)} chunk rows, "
               f"{sum(len(b[2]) for b in batches)} sentence rows) into a store of {args.before} papers")
-        variants = {f"Chroma's default log ({CHROMA_DEFAULT})": CHROMA_DEFAULT, f"the store's ({now})": now}
+        variants = {f"Chroma's default log ({CHROMA_DEFAULT})": CHROMA_DEFAULT}
+        for entries in ([int(e) for e in args.entries.split(",")] if args.entries else [now]):
+            variants[f"the store's ({entries})" if entries == now else f"a log of {entries}"] = entries
         results: dict[str, dict[str, list[list[float]]]] = {name: {} for name in variants}
         for r in range(args.rounds):
             for name, entries in variants.items():
