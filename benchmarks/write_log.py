@@ -59,6 +59,13 @@ def rows_of(papers: list[Paper], seed: int) -> list[tuple[list, np.ndarray, list
     return out
 
 
+def put(store: Store, batches) -> None:
+    """Write `batches` (from `rows_of`) through the store, a batch's chunks and then its sentence rows, as ingest does."""
+    for rows, vectors, snippets in batches:
+        store.upsert([r.chunk_id for r in rows], vectors, [r.metadata for r in rows])
+        store.snippets.upsert(snippets)
+
+
 def timed(method, times: list[float]):
     """`method`, each call's seconds appended to `times`."""
     def call(**kw):
@@ -92,9 +99,7 @@ def write(path: Path, batches, log_entries: int, alone: bool = False) -> dict[st
                 thread.start()
             store._collection.upsert = timed(store._collection.upsert, times["chunks"])
             store.snippets._rows.upsert = timed(store.snippets._rows.upsert, times["sentences"])
-            for rows, vectors, snippets in batches:
-                store.upsert([r.chunk_id for r in rows], vectors, [r.metadata for r in rows])
-                store.snippets.upsert(snippets)
+            put(store, batches)
     finally:
         stop.set()
         if thread.is_alive():
@@ -127,9 +132,7 @@ def main() -> int:
         seed = Path(tmp) / "seed"
         store_module.LOG_ENTRIES = CHROMA_DEFAULT
         with Store(StoreSettings(path=seed), "all-MiniLM-L6-v2", 384) as store:  # written alone: big calls
-            for rows, vectors, snippets in seed_batches:
-                store.upsert([r.chunk_id for r in rows], vectors, [r.metadata for r in rows])
-                store.snippets.upsert(snippets)
+            put(store, seed_batches)
         print(f"{args.papers} papers written ({sum(len(b[0]) for b in batches)} chunk rows, "
               f"{sum(len(b[2]) for b in batches)} sentence rows) into a store of {args.before} papers")
         variants = {f"Chroma's default log ({CHROMA_DEFAULT})": CHROMA_DEFAULT}

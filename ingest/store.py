@@ -60,7 +60,8 @@ WRITE_PAUSE = 0.01  # seconds between two write calls, when another thread may b
 # Log entries Chroma keeps per collection until it next saves the collection's vector index (its default is
 # 1,000). Every write call reads the whole log back with the GIL held, so a bot's write calls grew slower as
 # the log grew: written beside a sleeping thread into a store of 6,000 papers, with at most 100 entries chunks
-# took 0.73x the time and sentence-vector rows (about 10 KB each) 0.55x (benchmarks/write_log.py).
+# took 0.71-0.79x the time and sentence-vector rows (about 10 KB each) 0.50-0.64x, a lone ingest's writes about
+# as long as before (benchmarks/write_log.py, docs/benchmarks.md).
 LOG_ENTRIES = 100
 
 
