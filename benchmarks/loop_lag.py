@@ -14,7 +14,8 @@ counts against it; goal ≤ 200 ms; Discord drops what is not acknowledged in 3 
   2. A view rebuild on a bigger store (`--store`, e.g. one grown by scripts/grow_store.py): another
      process's write (a new content version) makes the next question rebuild it.
 
-    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000] [--program FILE] [--server] [--stalls FILE]
+    .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000] [--program FILE] [--server]
+        [--in-process] [--stalls FILE]
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | N
     env = {**os.environ, "CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
            "PAPERBOT_CORPUS": str(corpus), "DISCORD_RATE_LIMIT": "10000", **(server or {})}
     settings = Settings.from_env(env)
-    async with open_services(settings, ingest_if_empty=True, warm_up=True) as services, \
+    async with open_services(settings, ingest_if_empty=True, warm_up=True, serving=True) as services, \
             Harness(PaperBot(services)) as h:
         if program:  # the conference's program is published beside the lab's papers
             shutil.copy(program, corpus / program.name)
@@ -171,7 +172,7 @@ async def rebuild_case(store: Path, tmp: Path, trace: TextIO | None = None) -> N
     env = {**os.environ, "CHROMA_PATH": str(store), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
            "DISCORD_RATE_LIMIT": "10000"}
     settings = Settings.from_env(env)
-    async with open_services(settings, warm_up=True) as services, Harness(PaperBot(services)) as h:
+    async with open_services(settings, warm_up=True, serving=True) as services, Harness(PaperBot(services)) as h:
         library = services.library
         papers = len(await h.bot.papers())
 
@@ -198,9 +199,14 @@ def main() -> int:
                          "faulthandler reads the stacks of running threads, which can crash the process)")
     ap.add_argument("--server", action="store_true",
                     help="case 1 with the store in a `chroma run` server (CHROMA_HOST) instead of embedded")
+    ap.add_argument("--in-process", action="store_true",
+                    help="the embedded store inside the bot's process (CHROMA_CHILD=0) instead of its child process")
     args = ap.parse_args()
+    if args.in_process:
+        os.environ["CHROMA_CHILD"] = "0"
     tmp = Path(tempfile.mkdtemp(prefix="paperbot-lag-", dir=args.dir))
-    print(f"load average {os.getloadavg()[0]:.1f}; an interaction every {PACE * 1000:.0f} ms", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}; an interaction every {PACE * 1000:.0f} ms; the embedded store "
+          f"{'inside the bot' if args.in_process else 'in a child process'}", flush=True)
     with args.stalls.open("w") if args.stalls else contextlib.nullcontext() as trace:
         if not args.skip_reindex:
             with chroma_server(tmp / "server-store") if args.server else contextlib.nullcontext() as server:

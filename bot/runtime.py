@@ -50,18 +50,19 @@ def open_library(settings: Settings, embedder: Embedder | None = None) -> Iterat
 @asynccontextmanager
 async def open_services(settings: Settings, *, use_llm: bool = True, library: Library | None = None,
                         ingest_if_empty: bool = False, warm_up: bool = False, one_shot: bool = False,
-                        progress: Progress | None = None) -> AsyncIterator[Services]:
+                        serving: bool = False, progress: Progress | None = None) -> AsyncIterator[Services]:
     """Open the library (or use the given one, which the caller closes) and the LLM client.
 
     `one_shot` (one question, then exit: `paperbot ask`) turns the LLM client's cool-down off.
 
     `ingest_if_empty` ingests the configured corpus into an empty store first;
-    `warm_up` loads the model, the keyword index and the Chinese dictionaries before the first question.
+    `warm_up` loads the model, the keyword index and the Chinese dictionaries before the first question;
+    `serving` (the bot) serves an embedded store from a child process (CHROMA_CHILD, ingest/chroma_child.py).
     """
     steady_heap()  # a bot or a chat runs for days
     owned = library is None
     if library is None:
-        library = await asyncio.to_thread(Library, settings)
+        library = await asyncio.to_thread(Library, settings, serving=serving)
     http = None
     try:
         if ingest_if_empty:

@@ -20,10 +20,12 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from ingest.chroma_child import ChromaChild
 from ingest.cores import on_one_core
 from ingest.snippets import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
@@ -34,7 +36,7 @@ from paperbot.errors import (
     StoreUnavailableError,
 )
 from paperbot.records import StoredChunk
-from paperbot.settings import StoreSettings
+from paperbot.settings import Secret, StoreSettings
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +87,16 @@ def no_temp_dir() -> bool:
 class Store:
     """A paperbot collection in Chroma, embedded or remote."""
 
-    def __init__(self, settings: StoreSettings, model_name: str, dimension: int, create: bool = True) -> None:
+    def __init__(self, settings: StoreSettings, model_name: str, dimension: int, create: bool = True,
+                 child: bool = False) -> None:
+        """`child`: an embedded store is served by Chroma's server in a child process (ingest.chroma_child),
+        so that Chroma's work never holds this process's GIL; the bot opens its store so."""
         self.settings = settings
         self.model_name = model_name
         self.dimension = dimension
         self._lock = None
-        self._client = self._connect()
+        self._child: ChromaChild | None = None
+        self._client = self._connect(child and not settings.is_server)
         try:
             self._collection = self._open_collection(create)
             self.snippets = SnippetRows(self, self._open_snippets(create))
@@ -100,13 +106,21 @@ class Store:
 
     # -- opening -----------------------------------------------------------------
 
-    def _connect(self):
+    def _connect(self, child: bool):
         import chromadb
 
         s = self.settings
         if s.is_server:
-            return self._connect_server()
+            return self._connect_server(s)
         self._lock = _acquire_lock(s.path)
+        if child:
+            try:
+                self._child = ChromaChild(s.path)
+                return self._connect_server(replace(s, host=ChromaChild.host, port=self._child.port, ssl=False,
+                                                    auth_token=Secret("")))
+            except BaseException:
+                self.close()
+                raise
         try:
             return chromadb.PersistentClient(path=str(s.path), settings=_chroma_settings())
         except Exception as exc:
@@ -121,7 +135,7 @@ class Store:
                 f"cannot open the store at {s.path} ({type(exc).__name__}: {exc}). If it is damaged, "
                 f"move it aside and run `paperbot ingest` to rebuild it.") from None
 
-    def _connect_server(self):
+    def _connect_server(self, s: StoreSettings):
         """An HttpClient whose every request gives up after CHROMA_TIMEOUT seconds.
 
         Chroma's client waits forever by default and already talks to the server
@@ -130,7 +144,6 @@ class Store:
         """
         import chromadb
 
-        s = self.settings
         headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
         _check_heartbeat(s, headers)
         with self._errors("connect"):
@@ -225,12 +238,19 @@ class Store:
     def _wrap(self, exc: Exception, action: str) -> StoreError:
         log.debug("store call failed: %s", action, exc_info=True)
         s = self.settings
+        if self._child is not None and not self._child.alive():
+            return StoreUnavailableError(
+                f"the process serving the store at {s.path} has stopped ({action}); its output is in "
+                f"{self._child.log_path}. Restart paperbot.")
         if not s.is_server:
             return StoreError(f"the store at {s.path} failed ({action}: {type(exc).__name__}: {exc}). If it is "
                               "damaged, move it aside and run `paperbot ingest` to rebuild it.")
         return _server_error(s, exc, action)
 
     def close(self) -> None:
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -315,10 +335,15 @@ class Store:
 
     # -- writing -----------------------------------------------------------------
 
+    @property
+    def in_process(self) -> bool:
+        """True when Chroma runs in this process (embedded, no child): its write calls then hold the GIL."""
+        return not self.settings.is_server and self._child is None
+
     def max_batch(self) -> int:
-        """Rows per write call: WRITE_BATCH (SHARED_WRITE_BATCH beside other threads), or less when the
-        server takes less."""
-        rows = WRITE_BATCH if threading.active_count() == 1 else SHARED_WRITE_BATCH
+        """Rows per write call: WRITE_BATCH (SHARED_WRITE_BATCH beside other threads of a process whose
+        Chroma holds the GIL), or less when the server takes less."""
+        rows = SHARED_WRITE_BATCH if self.in_process and threading.active_count() > 1 else WRITE_BATCH
         try:
             return max(1, min(int(self._client.get_max_batch_size()), rows))
         except Exception:
@@ -326,13 +351,13 @@ class Store:
 
     def _writes(self, n: int) -> Iterator[int]:
         """Start offsets of the write calls for `n` rows, with a short pause between calls when other threads
-        run (see WRITE_BATCH). In a lone process the embedded store's own threads stay on one core until the
-        last call returns (`ingest.cores`); a bot's are left where they are."""
+        run and Chroma holds the GIL (see WRITE_BATCH). In a lone process the embedded store's own threads stay
+        on one core until the last call returns (`ingest.cores`); a bot's are left where they are."""
         step = self.max_batch()
         alone = threading.active_count() == 1
-        with on_one_core() if alone and not self.settings.is_server else nullcontext():
+        with on_one_core() if alone and self.in_process else nullcontext():
             for i in range(0, n, step):
-                if i and not alone:  # alone (`paperbot ingest`), nobody waits
+                if i and not alone and self.in_process:  # alone (`paperbot ingest`) or over HTTP, nobody waits
                     time.sleep(WRITE_PAUSE)
                 yield i
 

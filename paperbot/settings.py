@@ -63,6 +63,9 @@ class StoreSettings:
     auth_token: Secret = Secret("")
     collection: str = "papers"
     timeout: float = 10.0
+    # The bot serves an embedded store from a child `chroma run` process (ingest.chroma_child), so that Chroma's
+    # writes during a /reindex never hold the bot's GIL; other commands open it in their own process.
+    child: bool = True
 
     @property
     def is_server(self) -> bool:
@@ -223,6 +226,7 @@ class Settings:
                                r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]",
                                "3-512 characters: letters, digits, '.', '_', '-'"),
             timeout=e.float("CHROMA_TIMEOUT", StoreSettings.timeout, lo=0.1, hi=MAX_TIMEOUT),
+            child=e.bool("CHROMA_CHILD", StoreSettings.child),
         )
         cache_dir = e.path("PAPERBOT_CACHE_DIR", default_cache_dir())
         embedding = EmbeddingSettings._from(e, cache_dir)

@@ -44,11 +44,13 @@ class Library:
     """The store (opened here, in the constructor: call it from a worker thread in async code), the
     embedder and the retriever over them; close() closes the store and releases its lock."""
 
-    def __init__(self, settings: Settings, embedder: TextEmbedder | None = None) -> None:
+    def __init__(self, settings: Settings, embedder: TextEmbedder | None = None, serving: bool = False) -> None:
+        """`serving` (the bot): an embedded store is served from a child process when CHROMA_CHILD is on."""
         self.settings = settings
         self.embedder = embedder or Embedder(settings.embedding)
         self._ingest_lock = threading.Lock()
-        self._store: Store | None = Store(settings.store, self.embedder.name, self.embedder.dimension)
+        self._store: Store | None = Store(settings.store, self.embedder.name, self.embedder.dimension,
+                                          child=serving and settings.store.child)
         self.retriever = Retriever(self._store, self.embedder, settings.retrieval,
                                    view_file=view_file(self._store, settings.cache_dir))
         self.similarity = Similarity(self.retriever)

@@ -192,7 +192,8 @@ async def serve(settings: Settings, connect: Callable[[PaperBot], Awaitable[obje
     try:
         # A signal here stops the first ingest at its next batch (Stopping); opening the store and the warm-up
         # search are short and end by themselves.
-        async with open_services(settings, ingest_if_empty=True, warm_up=True, progress=shutdown.check) as services:
+        async with open_services(settings, ingest_if_empty=True, warm_up=True, serving=True,
+                                 progress=shutdown.check) as services:
             if shutdown.requested.is_set():
                 log.info("stopped during start-up")
                 return EXIT_OK

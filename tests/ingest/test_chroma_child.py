@@ -1,0 +1,161 @@
+"""The bot's embedded store served from a child `chroma run` process (CHROMA_CHILD): same rows, same lock,
+nothing left running after the bot, whichever way it ends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ingest.chroma_child import LOG_NAME, ChromaChild, _child_env
+from ingest.store import Store
+from paperbot.errors import StoreUnavailableError
+from paperbot.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Opens the store the way the bot does, prints the child's pid, then waits to be killed.
+OPENER = """
+import sys
+from pathlib import Path
+from ingest.store import Store
+from paperbot.settings import StoreSettings
+
+store = Store(StoreSettings(path=Path(sys.argv[1])), "fake-model", 4, child=True)
+print(store._child._proc.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def rows(n: int, start: int = 0) -> tuple[list[str], np.ndarray, list[dict]]:
+    rng = np.random.default_rng(start)
+    vectors = rng.standard_normal((n, 4)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return ([f"p{start + i}#0" for i in range(n)], vectors,
+            [{"paper_id": f"p{start + i}", "embed_hash": f"h{start + i}"} for i in range(n)])
+
+
+def gone(pid: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_served_store_writes_what_an_in_process_store_reads_back():
+    settings = Settings.from_env().store
+    store = Store(settings, "fake-model", 4, child=True)
+    pid = store._child._proc.pid
+    try:
+        assert not store.in_process
+        assert store.max_batch() == 256  # over HTTP the GIL is free: no small calls, no pauses
+        ids, vectors, metas = rows(300)
+        store.upsert(ids, vectors, metas)
+        store.bump_version()
+        assert store.count() == 300
+        assert store.query(vectors[7], 1)[0][0] == ids[7]
+        other = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from ingest.store "
+                                "import Store; from paperbot.settings import StoreSettings; "
+                                "Store(StoreSettings(path=Path(sys.argv[1])), 'fake-model', 4)", str(settings.path)],
+                               cwd=REPO, capture_output=True, text=True)
+        assert other.returncode != 0 and "StoreLockedError" in other.stderr  # the bot keeps the lock meanwhile
+    finally:
+        store.close()
+    assert gone(pid)
+    with Store(settings, "fake-model", 4) as again:
+        assert again.in_process
+        assert again.count() == 300
+        assert sorted(again.get_embeddings(ids[:3])) == ids[:3]
+
+
+def test_the_child_stops_when_the_bot_is_killed():
+    path = Path(Settings.from_env().store.path)
+    opener = subprocess.Popen([sys.executable, "-c", OPENER, str(path)], cwd=REPO, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = opener.stdout.readline().strip()
+        assert line.isdigit(), opener.stderr.read()
+        child = int(line)
+        opener.send_signal(signal.SIGKILL)
+        opener.wait(10)
+        assert gone(child), "the child kept serving the store after the bot was killed"
+    finally:
+        if opener.poll() is None:
+            opener.kill()
+    with Store(Settings.from_env().store, "fake-model", 4) as store:  # the lock is free again
+        assert store.count() == 0
+
+
+def test_a_child_that_died_is_reported_as_unavailable_with_its_log():
+    store = Store(Settings.from_env().store, "fake-model", 4, child=True)
+    try:
+        store._child._proc.kill()
+        store._child._proc.wait(10)
+        with pytest.raises(StoreUnavailableError) as err:
+            store.count()
+        message = str(err.value)
+        assert "has stopped" in message and LOG_NAME in message and "Restart paperbot" in message
+    finally:
+        store.close()
+
+
+def test_a_child_that_cannot_start_says_why_and_leaves_the_store_unlocked(tmp_path, monkeypatch):
+    monkeypatch.setattr("ingest.chroma_child.CHILD", "import sys; print('no server here'); sys.exit(3)")
+    settings = Settings.from_env().store
+    with pytest.raises(Exception) as err:
+        Store(settings, "fake-model", 4, child=True)
+    message = str(err.value)
+    assert "exited with code 3" in message and "no server here" in message and "CHROMA_CHILD=0" in message
+    with Store(settings, "fake-model", 4) as store:
+        assert store.in_process
+
+
+def test_the_child_does_not_see_the_bots_secrets(monkeypatch):
+    monkeypatch.setenv("DISCORD_TOKEN", "secret-discord")
+    monkeypatch.setenv("LLM_API_KEY", "secret-llm")
+    monkeypatch.setenv("CHROMA_AUTH_TOKEN", "secret-chroma")
+    monkeypatch.setenv("HF_TOKEN", "secret-hf")
+    env = _child_env()
+    assert not [v for v in env.values() if v.startswith("secret-")]
+    assert env["PATH"] == os.environ["PATH"] and env["NO_COLOR"] == "1"
+
+
+def test_chroma_child_off_keeps_the_bots_store_in_process(monkeypatch, embedder):
+    from retrieval.library import Library
+
+    monkeypatch.setenv("CHROMA_CHILD", "0")
+    with Library(Settings.from_env(), embedder=embedder, serving=True) as library:
+        assert library.store.in_process
+    monkeypatch.setenv("CHROMA_CHILD", "1")
+    with Library(Settings.from_env(), embedder=embedder, serving=True) as library:
+        assert not library.store.in_process
+    with Library(Settings.from_env(), embedder=embedder) as library:  # the CLI's commands: in their process
+        assert library.store.in_process
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the listening sockets from Linux's /proc")
+def test_the_child_listens_on_loopback_only(tmp_path):
+    child = ChromaChild(tmp_path)
+    try:
+        listening = []  # the sockets listening on the child's port, from the kernel's tables
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            if Path(table).exists():
+                for line in Path(table).read_text().splitlines()[1:]:
+                    local, state = line.split()[1], line.split()[3]
+                    address, port = local.split(":")
+                    if state == "0A" and int(port, 16) == child.port:
+                        listening.append(address)
+        assert listening == ["0100007F"]  # 127.0.0.1, and no other address
+    finally:
+        child.stop()
+    assert not child.alive()
