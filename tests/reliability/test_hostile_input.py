@@ -167,6 +167,7 @@ def test_chunks_of_an_unbroken_megabyte_string_stay_within_the_window(embedder):
 INVALID = {
     "CHROMA_PORT": ("0", "between 1 and 65535"),
     "CHROMA_SSL": ("maybe", "true/false"),
+    "CHROMA_CHILD": ("sometimes", "true/false"),
     "CHROMA_COLLECTION": ("a", "3-512 characters"),
     "CHROMA_TIMEOUT": ("soon", "must be a number"),
     "CHROMA_HOST": ("http://chroma:8000/api", "host name or http(s)://host:port without a path"),
