@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -35,12 +36,32 @@ def percentile(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, max(0, int(round(p / 100 * (len(values) - 1)))))]
 
 
-def rss_mb() -> float:
-    """This process's resident memory, in MB (Linux)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+def rss_mb(pid: int | str = "self", children: bool = False) -> float:
+    """A process's resident memory, in MB (Linux); with `children`, its child processes' too (the bot's store
+    is served by one: ingest/chroma_child.py)."""
+    total = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total = int(line.split()[1]) / 1024
+    except OSError:  # it ended meanwhile
+        return 0.0
+    if children:
+        total += sum(rss_mb(child, children=True) for child in child_pids(os.getpid() if pid == "self" else int(pid)))
+    return total
+
+
+def child_pids(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent:
+            found.append(int(stat.parent.name))
+    return found
 
 
 # A child's ru_maxrss starts from the RSS of the process that forked it, so a benchmark holding a model

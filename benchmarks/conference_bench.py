@@ -186,7 +186,7 @@ async def serve(store: Path, questions: list[str], concurrent: int, minutes: flo
     from paperbot.settings import Settings
 
     settings = Settings.from_env({**os.environ, "CHROMA_PATH": str(store), "DISCORD_RATE_LIMIT": "10000"})
-    async with open_services(settings, warm_up=True) as services, Harness(PaperBot(services)) as h:
+    async with open_services(settings, warm_up=True, serving=True) as services, Harness(PaperBot(services)) as h:
         stop = asyncio.Event()
         monitor = asyncio.create_task(lag_monitor(stop))
         await asyncio.sleep(0.05)
@@ -241,7 +241,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
     while time.perf_counter() < end:
         now = time.perf_counter()
         if now >= next_sample:
-            samples.append((now - start, rss_mb(), open_fds(), threading.active_count()))
+            samples.append((now - start, rss_mb(children=True), open_fds(), threading.active_count()))
             next_sample += every
         if len(in_flight) < 3:
             task = asyncio.create_task(one(i))
@@ -253,7 +253,7 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
                 warm_fds = fd_targets()
         await asyncio.sleep(1.0)
     await asyncio.gather(*in_flight)
-    samples.append((time.perf_counter() - start, rss_mb(), open_fds(), threading.active_count()))
+    samples.append((time.perf_counter() - start, rss_mb(children=True), open_fds(), threading.active_count()))
     csv.write_text("seconds,rss_mb,open_fds,threads\n" + "".join(f"{t:.1f},{r:.1f},{f},{n}\n" for t, r, f, n in samples))
     warm_up = first_pass if first_pass is not None else minutes * 60 / 4
     warm = [s for s in samples if s[0] >= warm_up] or samples[-1:]
@@ -265,6 +265,9 @@ async def soak(h, questions: list[str], minutes: float, csv: Path, every: float 
     print(f"  warm-up: {why} ({warm_up:.0f} s); RSS after warm-up {warm[0][1]:.0f} MB -> end "
           f"{warm[-1][1]:.0f} MB ({growth:+.1f} %), peak {max(s[1] for s in samples):.0f} MB; open fds after warm-up: "
           f"{fds[0]}..{fds[-1]}", flush=True)
+    own = rss_mb()
+    print(f"  RSS is the bot's process and its children: at the end {own:.0f} MB the bot's, "
+          f"{samples[-1][1] - own:.0f} MB its store's child process (CHROMA_CHILD)", flush=True)
     if warm_fds:
         opened, closed = sorted(fd_targets() - warm_fds), sorted(warm_fds - fd_targets())
         print(f"  descriptors opened after warm-up and still open: {opened or 'none'}; closed: {closed or 'none'}")

@@ -39,7 +39,7 @@ from paperbot.settings import Settings
 
 async def main():
     settings = Settings.from_env()
-    async with open_services(settings, ingest_if_empty=True, warm_up=True) as services, \\
+    async with open_services(settings, ingest_if_empty=True, warm_up=True, serving=True) as services, \\
             Harness(PaperBot(services)) as h:
         ex = await h.slash("ask", question=sys.argv[1])
         assert "[1]" in ex.text(), ex.text()

@@ -10,10 +10,14 @@ model is not what is measured) into a copy of a store already holding `--before`
 with Chroma's default log and with the store's, rounds alternating. A thread beside the
 writes sleeps 10 ms at a time, as a bot's event loop would; how late it woke is its lag.
 
+`--child` adds the store served by a child process, as the bot serves it (CHROMA_CHILD,
+ingest/chroma_child.py): its calls go over HTTP, up to 256 rows each, without pauses.
+
 Printed per variant and kind of row: total write time (ratio to the default's), median,
 95th percentile and largest call, calls over 100 ms; and the sleeping thread's largest lag.
 
     .venv/bin/python -m benchmarks.write_log [--papers 1500] [--before 3000] [--rounds 2] [--entries 100,50] [--alone]
+        [--child]
 """
 
 from __future__ import annotations
@@ -77,9 +81,10 @@ def timed(method, times: list[float]):
     return call
 
 
-def write(path: Path, batches, log_entries: int, alone: bool = False) -> dict[str, list[float]]:
+def write(path: Path, batches, log_entries: int, alone: bool = False, child: bool = False) -> dict[str, list[float]]:
     """Write `batches` into the store at `path` as a bot does (or, `alone`, as a lone `paperbot ingest`: no
-    other thread, so calls of up to 256 rows without a pause), its log kept to `log_entries`; seconds per call."""
+    other thread, so calls of up to 256 rows without a pause; `child`, served by a child process), its log kept
+    to `log_entries`; seconds per call."""
     store_module.LOG_ENTRIES = log_entries
     times: dict[str, list[float]] = {"chunks": [], "sentences": [], "lag": []}
     stop = threading.Event()
@@ -92,7 +97,7 @@ def write(path: Path, batches, log_entries: int, alone: bool = False) -> dict[st
 
     thread = threading.Thread(target=sleeper, daemon=True)
     try:
-        with Store(StoreSettings(path=path), "all-MiniLM-L6-v2", 384) as store:
+        with Store(StoreSettings(path=path), "all-MiniLM-L6-v2", 384, child=child) as store:
             store.query(batches[0][1][0], n=5)  # a serving bot has both collections loaded already
             store.snippets._rows.query(query_embeddings=[[0.5]], n_results=1)
             if not alone:
@@ -115,6 +120,7 @@ def main() -> int:
     ap.add_argument("--entries", default=None,
                     help="log lengths to compare after Chroma's default, comma-separated (default: the store's)")
     ap.add_argument("--alone", action="store_true", help="write as a lone `paperbot ingest` does, not as a bot")
+    ap.add_argument("--child", action="store_true", help="also the store's log, served by a child process")
     ap.add_argument("--scifact", type=Path, default=SCIFACT)
     args = ap.parse_args()
     from benchmarks.conference_bench import generate_program
@@ -135,15 +141,17 @@ def main() -> int:
             put(store, seed_batches)
         print(f"{args.papers} papers written ({sum(len(b[0]) for b in batches)} chunk rows, "
               f"{sum(len(b[2]) for b in batches)} sentence rows) into a store of {args.before} papers")
-        variants = {f"Chroma's default log ({CHROMA_DEFAULT})": CHROMA_DEFAULT}
+        variants = {f"Chroma's default log ({CHROMA_DEFAULT})": (CHROMA_DEFAULT, False)}
         for entries in ([int(e) for e in args.entries.split(",")] if args.entries else [now]):
-            variants[f"the store's ({entries})" if entries == now else f"a log of {entries}"] = entries
+            variants[f"the store's ({entries})" if entries == now else f"a log of {entries}"] = (entries, False)
+        if args.child:
+            variants[f"the store's ({now}), served by a child process"] = (now, True)
         results: dict[str, dict[str, list[list[float]]]] = {name: {} for name in variants}
         for r in range(args.rounds):
-            for name, entries in variants.items():
-                path = Path(tmp) / f"round{r}-{entries}"
+            for name, (entries, child) in variants.items():
+                path = Path(tmp) / f"round{r}-{entries}{'-child' if child else ''}"
                 shutil.copytree(seed, path)
-                for kind, spent in write(path, batches, entries, args.alone).items():
+                for kind, spent in write(path, batches, entries, args.alone, child).items():
                     results[name].setdefault(kind, []).append(spent)
                 shutil.rmtree(path)
         store_module.LOG_ENTRIES = now
