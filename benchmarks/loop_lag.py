@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import shutil
 import statistics
@@ -113,6 +114,27 @@ def report(name: str, lag: float, acks: dict[str, list[float]], answers: list[fl
         print(f"  /ask answered: p50 {statistics.median(answers):.2f} s, p95 {percentile(answers, 95):.2f} s")
 
 
+@contextlib.contextmanager
+def collections_timed(began: float):
+    """Every garbage-collector pass while the block runs: (seconds since `began`, its length, its generation).
+    A pass holds the GIL in whichever thread allocated, the event loop's included."""
+    passes: list[tuple[float, float, int]] = []
+    started: list[float] = []
+
+    def note(phase: str, info: dict) -> None:
+        now = time.monotonic()  # the loop's clock
+        if phase == "start":
+            started[:] = [now]
+        elif started:
+            passes.append((started[0] - began, now - started[0], info["generation"]))
+
+    gc.callbacks.append(note)
+    try:
+        yield passes
+    finally:
+        gc.callbacks.remove(note)
+
+
 async def measure(h: Harness, name: str, work, trace: TextIO | None = None) -> None:
     """Run `work` (a coroutine factory, given a function that marks a phase) with the stream of
     interactions beside it; print the figures."""
@@ -130,12 +152,16 @@ async def measure(h: Harness, name: str, work, trace: TextIO | None = None) -> N
     feeder = asyncio.create_task(stream(h, stop, acks, answers))
     await asyncio.sleep(0.3)
     start = time.perf_counter()
-    await work(mark)
-    took = time.perf_counter() - start
-    await asyncio.sleep(0.5)
-    stop.set()
-    await feeder
+    with collections_timed(began) as passes:
+        await work(mark)
+        took = time.perf_counter() - start
+        await asyncio.sleep(0.5)
+        stop.set()
+        await feeder
     report(name, await monitor, acks, answers, took, stalls, phases)
+    slow = [(at, ms, gen) for at, ms, gen in passes if ms > 0.02]
+    print(f"  garbage collector: {len(passes)} passes, {sum(gen == 2 for _, _, gen in passes)} full; over 20 ms: "
+          + (", ".join(f"{ms * 1000:.0f} ms (generation {gen}) at {at:.1f} s" for at, ms, gen in slow) or "none"))
 
 
 async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | None = None,
