@@ -51,6 +51,7 @@ class ChromaChild:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.log_path = path / LOG_NAME
+        self._timed_out = False
         for attempt in range(1, ATTEMPTS + 1):
             self.port = _free_port()
             self._proc = self._spawn()
@@ -64,7 +65,13 @@ class ChromaChild:
                          f"{self.log_path}. Set CHROMA_CHILD=0 to open the store inside the bot instead.")
 
     def _spawn(self) -> subprocess.Popen:
-        with open(self.log_path, "wb") as out:
+        try:
+            out = open(self.log_path, "wb")
+        except OSError as exc:
+            raise StoreError(f"cannot serve the store at {self.path} from a child process: cannot write "
+                             f"{self.log_path} ({exc.strerror}). Set CHROMA_CHILD=0 to open the store inside "
+                             "the bot instead.") from None
+        with out:
             return subprocess.Popen([sys.executable, "-c", CHILD, str(self.path), str(self.port)],
                                     stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                                     env=_child_env(), start_new_session=True)  # a terminal's Ctrl-C reaches the bot only
@@ -80,6 +87,7 @@ class ChromaChild:
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)
+        self._timed_out = True
         self.stop()
         return False
 
@@ -91,7 +99,7 @@ class ChromaChild:
 
     def _why(self) -> str:
         code = self._proc.poll()
-        if code is None:
+        if self._timed_out:
             return f"it did not answer within {START_TIMEOUT:g} s"
         last = [line for line in self._output().splitlines() if line.strip()][-1:]
         return f"it exited with code {code}" + (f" ({last[0].strip()[:200]})" if last else "")

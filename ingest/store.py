@@ -3,7 +3,9 @@
 One code path for both deployments: an embedded ``PersistentClient`` at
 CHROMA_PATH (guarded by a file lock, since two processes writing one embedded
 store can corrupt it), or an ``HttpClient`` to a ``chroma run`` server when
-CHROMA_HOST is set. Embeddings are always passed in explicitly; the collection
+CHROMA_HOST is set. The bot serves its embedded store from a child ``chroma run``
+(``ingest.chroma_child``) and talks to it as to a server, keeping the lock
+itself. Embeddings are always passed in explicitly; the collection
 has no embedding function, so Chroma's default model can never run.
 
 The collection metadata pins the embedding model (name and dimension) and the

@@ -120,6 +120,31 @@ def test_a_child_that_cannot_start_says_why_and_leaves_the_store_unlocked(tmp_pa
         assert store.in_process
 
 
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="finds the child's process in Linux's /proc")
+def test_a_child_that_never_answers_is_stopped_and_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr("ingest.chroma_child.CHILD", "import time; print('stuck', flush=True); time.sleep(60)")
+    monkeypatch.setattr("ingest.chroma_child.START_TIMEOUT", 1.0)
+    monkeypatch.setattr("ingest.chroma_child.STOP_TIMEOUT", 0.5)  # it ignores its stdin: killed
+    started = time.monotonic()
+    with pytest.raises(Exception) as err:
+        ChromaChild(tmp_path)
+    assert time.monotonic() - started < 10
+    assert "did not answer within 1 s" in str(err.value) and str(tmp_path / LOG_NAME) in str(err.value)
+    assert not child_pids_running(tmp_path)
+
+
+def child_pids_running(path: Path) -> list[int]:
+    """Processes whose command line names `path` (the child's arguments do)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(path).encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
 def test_the_child_does_not_see_the_bots_secrets(monkeypatch):
     monkeypatch.setenv("DISCORD_TOKEN", "secret-discord")
     monkeypatch.setenv("LLM_API_KEY", "secret-llm")
