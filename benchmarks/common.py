@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ingest.chroma_child import free_port
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "benchmarks" / "data"
 # BEIR SciFact (test split), kept beside the repository on these machines; every script takes --scifact DIR.
@@ -87,9 +89,7 @@ def peak_rss(cmd: list[str], *, stdin: str = "", env: dict | None = None,
 def chroma_server(path: Path) -> Iterator[dict[str, str]]:
     """A `chroma run` serving the store folder `path` on a free loopback port, for as long as the block runs;
     yields the environment that points paperbot at it."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     chroma = Path(sys.executable).with_name("chroma")
     server = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

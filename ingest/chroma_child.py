@@ -53,7 +53,7 @@ class ChromaChild:
         self.log_path = path / LOG_NAME
         self._timed_out = False
         for attempt in range(1, ATTEMPTS + 1):
-            self.port = _free_port()
+            self.port = free_port()
             self._proc = self._spawn()
             if self._wait_up():
                 log.info("the store at %s is served by a child process (pid %d) on %s:%d",
@@ -98,11 +98,10 @@ class ChromaChild:
             return ""
 
     def _why(self) -> str:
-        code = self._proc.poll()
         if self._timed_out:
             return f"it did not answer within {START_TIMEOUT:g} s"
         last = [line for line in self._output().splitlines() if line.strip()][-1:]
-        return f"it exited with code {code}" + (f" ({last[0].strip()[:200]})" if last else "")
+        return f"it exited with code {self._proc.poll()}" + (f" ({last[0].strip()[:200]})" if last else "")
 
     def alive(self) -> bool:
         return self._proc.poll() is None
@@ -125,7 +124,8 @@ class ChromaChild:
             proc.stdin.close()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -137,7 +137,7 @@ def _child_env() -> dict[str, str]:
     glibc's malloc gets one arena and a fixed mmap threshold (as paperbot.memory fixes the bot's): Chroma's
     threads otherwise keep freed memory in arenas of their own. At 20,000 papers the child held 163 MB after a
     soak instead of 183 MB (173 MB with two arenas), and its writes took as long (docs/benchmarks.md)."""
-    keep = {k: v for k, v in os.environ.items()
-            if not k.startswith(("DISCORD_", "LLM_", "CHROMA_AUTH")) and not any(w in k for w in ("TOKEN", "KEY", "SECRET", "PASSWORD"))}
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "LLM_", "CHROMA_AUTH"))
+            and not any(word in k for word in ("TOKEN", "KEY", "SECRET", "PASSWORD"))}
     return {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": "131072", **keep,
             "NO_COLOR": "1", "ANONYMIZED_TELEMETRY": "False"}
