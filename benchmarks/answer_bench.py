@@ -1,0 +1,262 @@
+"""Answers on labelled questions written by readers: abstentions, first citations and quotes (numbers, not tests).
+
+Sets, each over its own corpus, in a store built once under --workdir:
+
+* `shared-dev`: ../shared/labelled/seed_questions.dev.jsonl, a reader's questions over the bundled corpus,
+  with the abstract sentences that answer each (see that folder's README);
+* `neurips24-dev` / `neurips24-test`: benchmarks/data/neurips2024_questions.jsonl over the 800 real
+  NeurIPS 2024 papers of ../shared/labelled/neurips2024_papers, written by a reader of the abstracts
+  (answerable questions by style, questions no paper answers, near misses), split by its `split` field;
+* `own`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures; no answering
+  sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the code.
+
+Printed per set (and per kind with --kinds):
+  * abst. ans.: answerable questions the answer abstains on;
+  * abst. none / abst. near: questions no paper answers (near misses apart) the answer abstains on;
+  * first gold: answerable questions whose first citation is a gold paper;
+  * quote ans.: answered answerable questions whose every cited gold paper is quoted with one of its
+    answering sentences (and at least one gold paper is cited); the README's normalisation;
+  * correct: the shared README's score (answered, first citation gold, its quote answers; none: abstained).
+  * llm asked: questions for which an LLM, when configured, would be asked (the looser gate).
+
+    .venv/bin/python -m benchmarks.answer_bench [--workdir DIR] [--sets shared-dev,neurips24-dev] [--kinds]
+        [--verbose] [--rows FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from benchmarks.common import DATA, REPO
+from benchmarks.shapes import PAPERS, flat_record
+from bot.runtime import open_library
+from paperbot.settings import Settings
+from retrieval.answer import extractive_answer
+from retrieval.followup import Turn
+from retrieval.library import Library
+from retrieval.qa import search_follow_up
+from retrieval.types import Answer
+
+SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
+LABELLED = SHARED / "labelled"
+NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
+SETS = ("shared-dev", "neurips24-dev", "neurips24-test", "own")
+NEGATIVE_KINDS = ("none", "near_miss", "everyday")
+
+
+# -- the labelled sets, in one shape: {"q", "kind", "gold": [paper ids], "answers": {id: [...]}, "also", "history"}
+
+def shared_dev(lib: Library) -> list[dict]:
+    by_place = {(p.source[:3], p.position): p.paper_id for p in lib.papers()}
+    items = []
+    for line in (LABELLED / "seed_questions.dev.jsonl").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        gold = {by_place[(g["source_prefix"], g["position"])]: g["answers"] for g in d["gold"]}
+        items.append({"q": d["q"], "kind": d["kind"], "gold": list(gold), "answers": gold})
+    return items
+
+
+def neurips(lib: Library, split: str) -> list[dict]:
+    ids = {p.paper_id for p in lib.papers()}
+    items = []
+    for line in NEURIPS_SET.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if d["split"] != split:
+            continue
+        gold = {g["paper_id"]: g["answers"] for g in d["gold"]}
+        missing = [g for g in gold if g not in ids]
+        if missing:
+            raise SystemExit(f"{NEURIPS_SET.name}: {d['q']!r} names papers not in the store: {missing}")
+        items.append({"q": d["q"], "kind": d["kind"], "gold": list(gold), "answers": gold})
+    return items
+
+
+def own() -> list[dict]:
+    items = []
+    for line in (DATA / "extractive_questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            items.append({"q": d["question"], "kind": "own-" + d["kind"], "gold": d["answers"], "answers": {},
+                          "also": d.get("also", []), "history": d.get("history", [])})
+    for line in (DATA / "offtopic_questions.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            items.append({"q": line.strip(), "kind": "everyday", "gold": [], "answers": {}})
+    return items
+
+
+# -- stores ----------------------------------------------------------------------------------------
+
+@contextmanager
+def library_for(workdir: Path, name: str) -> Iterator[Library]:
+    """The set's corpus in a store under `workdir/name`, ingested on first use (incremental after)."""
+    if name == "neurips24":
+        paths = [LABELLED / "neurips2024_papers"]
+    else:
+        settings = Settings.from_env({})
+        paths = list(settings.corpus)
+        if name == "own":
+            fixtures = workdir / "fixtures.jsonl"
+            fixtures.write_text("".join(json.dumps(flat_record(p)) + "\n" for p in PAPERS))
+            paths.append(fixtures)
+    root = workdir / name
+    settings = Settings.from_env({"CHROMA_PATH": str(root / "chroma"), "PAPERBOT_CACHE_DIR": str(root / "cache")})
+    with open_library(settings) as lib:
+        lib.ingest(paths)
+        yield lib
+
+
+# -- scoring -----------------------------------------------------------------------------------------
+
+_LATEX = re.compile(r"\\[A-Za-z]+|[{}$^_\\]")
+
+
+def normalise(text: str) -> str:
+    """Whitespace, LaTeX markup and punctuation removed, lower case: how quotes and answers are compared."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _LATEX.sub(" ", text)
+    text = "".join(ch if ch.isalnum() else " " for ch in text.lower())
+    return " ".join(text.split())
+
+
+def quote_answers(quote: str, answers: list[str]) -> bool:
+    q = normalise(quote)
+    return any(normalise(a) and normalise(a) in q for a in answers)
+
+
+def answer_for(lib: Library, item: dict) -> Answer:
+    history = [Turn(t["question"], tuple(t.get("cited", ()))) for t in item.get("history", ())]
+    result = search_follow_up(lib, item["q"], history) if history else lib.search(item["q"])
+    return extractive_answer(result)
+
+
+def score(lib: Library, items: list[dict], set_name: str) -> list[dict]:
+    rows = []
+    for item in items:
+        answer = answer_for(lib, item)
+        cited = [c.paper_id for c in answer.citations]
+        quotes = {c.paper_id: c.quote for c in answer.citations}
+        gold = item["gold"]
+        answerable = bool(gold)
+        first_gold = bool(cited) and cited[0] in gold
+        cited_gold = [p for p in cited if p in gold]
+        quote_ok = None
+        if answerable and item["answers"] and not answer.abstained:
+            quote_ok = bool(cited_gold) and all(quote_answers(quotes[p], item["answers"][p]) for p in cited_gold)
+        if answerable:
+            correct = (not answer.abstained and first_gold
+                       and (quote_ok if quote_ok is not None else True))
+        else:
+            correct = answer.abstained
+        rows.append({"set": set_name, "q": item["q"], "kind": item["kind"], "gold": gold,
+                     "abstained": answer.abstained, "cited": cited, "first_gold": first_gold,
+                     "quote_ok": quote_ok, "correct": correct, "llm_asked": llm_asked(answer),
+                     "quotes": quotes, "top": [h.paper_id for h in answer.hits[:3]]})
+    return rows
+
+
+def llm_asked(answer: Answer) -> bool:
+    """Whether an LLM would be asked for this answer (retrieval/qa.py's gate): a paper plausibly relevant."""
+    return not answer.abstained
+
+
+def totals(rows: list[dict]) -> dict:
+    ans = [r for r in rows if r["gold"]]
+    none = [r for r in rows if not r["gold"] and r["kind"] != "near_miss"]
+    near = [r for r in rows if r["kind"] == "near_miss"]
+    answered = [r for r in ans if not r["abstained"] and r["quote_ok"] is not None]
+
+    def share(sub: list[dict], key) -> float | None:
+        return sum(bool(key(r)) for r in sub) / len(sub) if sub else None
+
+    return {"n": len(rows), "answerable": len(ans), "none": len(none), "near": len(near),
+            "abst_ans": share(ans, lambda r: r["abstained"]), "abst_none": share(none, lambda r: r["abstained"]),
+            "abst_near": share(near, lambda r: r["abstained"]), "first_gold": share(ans, lambda r: r["first_gold"]),
+            "quote_ans": share(answered, lambda r: r["quote_ok"]), "correct": share(rows, lambda r: r["correct"]),
+            "llm_ans": share(ans, lambda r: r["llm_asked"]), "llm_none": share(none + near, lambda r: r["llm_asked"])}
+
+
+def _fmt(x: float | None) -> str:
+    return "   —  " if x is None else f"{100 * x:5.1f}%"
+
+
+HEADER = (f"{'set':<22} {'n':>4} {'ans':>4} {'none':>4} {'near':>4} {'abst.ans':>8} {'abst.none':>9} "
+          f"{'abst.near':>9} {'1st gold':>8} {'quote ans':>9} {'correct':>8} {'llm ans':>8} {'llm none':>8}")
+
+
+def line(name: str, t: dict) -> str:
+    return (f"{name:<22} {t['n']:>4} {t['answerable']:>4} {t['none']:>4} {t['near']:>4} {_fmt(t['abst_ans']):>8} "
+            f"{_fmt(t['abst_none']):>9} {_fmt(t['abst_near']):>9} {_fmt(t['first_gold']):>8} "
+            f"{_fmt(t['quote_ans']):>9} {_fmt(t['correct']):>8} {_fmt(t['llm_ans']):>8} {_fmt(t['llm_none']):>8}")
+
+
+def run(workdir: Path, sets: list[str]) -> list[dict]:
+    rows: list[dict] = []
+    if "shared-dev" in sets:
+        with library_for(workdir, "bundled") as lib:
+            rows += score(lib, shared_dev(lib), "shared-dev")
+    splits = [s for s in sets if s.startswith("neurips24-")]
+    if splits:
+        with library_for(workdir, "neurips24") as lib:
+            for s in splits:
+                rows += score(lib, neurips(lib, s.removeprefix("neurips24-")), s)
+    if "own" in sets:
+        with library_for(workdir, "own") as lib:
+            rows += score(lib, own(), "own")
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workdir", type=Path, help="where the stores are kept between runs (default: a temp dir)")
+    ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
+    ap.add_argument("--kinds", action="store_true", help="a line per kind of question too")
+    ap.add_argument("--verbose", action="store_true", help="every question answered wrongly")
+    ap.add_argument("--rows", type=Path, help="write every question's row here (JSON Lines)")
+    args = ap.parse_args()
+    sets = [s for s in args.sets.split(",") if s]
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        ap.error(f"unknown set {unknown[0]!r}; choose from {', '.join(SETS)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = run(args.workdir or Path(tmp), sets)
+    if args.rows:
+        args.rows.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    if args.verbose:
+        for r in rows:
+            if not r["correct"]:
+                what = ("abstained" if r["abstained"] else
+                        "cited " + ", ".join(r["cited"]) if not r["first_gold"] else "quote: " +
+                        " | ".join(r["quotes"].get(p, "")[:120] for p in r["gold"] if p in r["quotes"]))
+                print(f"[{r['set']} {r['kind']}] {r['q']}\n    gold {r['gold'][:3]}; {what}")
+        print()
+    print(HEADER)
+    by_set: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_set[r["set"]].append(r)
+    for name in sets:
+        print(line(name, totals(by_set[name])))
+        if args.kinds:
+            kinds: dict[str, list[dict]] = defaultdict(list)
+            for r in by_set[name]:
+                kinds[r["kind"]].append(r)
+            for kind, sub in sorted(kinds.items()):
+                print(line(f"  {kind}", totals(sub)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
