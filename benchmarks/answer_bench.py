@@ -7,8 +7,11 @@ Sets, each over its own corpus, in a store built once under --workdir:
 * `neurips24-dev` / `neurips24-test`: benchmarks/data/neurips2024_questions.jsonl over the 800 real
   NeurIPS 2024 papers of ../shared/labelled/neurips2024_papers, written by a reader of the abstracts
   (answerable questions by style, questions no paper answers, near misses), split by its `split` field;
-* `own`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures; no answering
-  sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the code.
+* `own-dev` / `own-test`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures;
+  no answering sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the
+  code, halved per kind by a fixed shuffle.
+
+The dev splits calibrate (benchmarks/calibrate_answers.py, calibrate_quotes.py); the test splits only report.
 
 Printed per set (and per kind with --kinds):
   * abst. ans.: answerable questions the answer abstains on;
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import sys
 import tempfile
@@ -40,8 +44,9 @@ from pathlib import Path
 from benchmarks.common import DATA, REPO
 from benchmarks.shapes import PAPERS, flat_record
 from bot.runtime import open_library
-from paperbot.settings import Settings
+from paperbot.settings import RetrievalSettings, Settings
 from retrieval.answer import extractive_answer
+from retrieval.decision import llm_candidates
 from retrieval.followup import Turn
 from retrieval.library import Library
 from retrieval.qa import search_follow_up
@@ -50,7 +55,7 @@ from retrieval.types import Answer
 SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
-SETS = ("shared-dev", "neurips24-dev", "neurips24-test", "own")
+SETS = ("shared-dev", "neurips24-dev", "neurips24-test", "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
 
@@ -85,7 +90,8 @@ def neurips(lib: Library, split: str) -> list[dict]:
     return items
 
 
-def own() -> list[dict]:
+def own(split: str) -> list[dict]:
+    """The set written beside the code, halved per kind by a fixed shuffle: dev calibrates, test reports."""
     items = []
     for line in (DATA / "extractive_questions.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
@@ -95,7 +101,18 @@ def own() -> list[dict]:
     for line in (DATA / "offtopic_questions.txt").read_text(encoding="utf-8").splitlines():
         if line.strip():
             items.append({"q": line.strip(), "kind": "everyday", "gold": [], "answers": {}})
-    return items
+    by_kind: dict[str, list[dict]] = defaultdict(list)
+    for item in items:
+        by_kind[item["kind"]].append(item)
+    rng = random.Random(34)
+    chosen = []
+    for kind in sorted(by_kind):
+        group = by_kind[kind]
+        order = list(range(len(group)))
+        rng.shuffle(order)
+        half = set(order[:(len(group) + 1) // 2])
+        chosen += [item for i, item in enumerate(group) if (i in half) == (split == "dev")]
+    return chosen
 
 
 # -- stores ----------------------------------------------------------------------------------------
@@ -170,7 +187,7 @@ def score(lib: Library, items: list[dict], set_name: str) -> list[dict]:
 
 def llm_asked(answer: Answer) -> bool:
     """Whether an LLM would be asked for this answer (retrieval/qa.py's gate): a paper plausibly relevant."""
-    return not answer.abstained
+    return bool(llm_candidates(answer.hits, RetrievalSettings().llm_min_confidence))
 
 
 def totals(rows: list[dict]) -> dict:
@@ -213,9 +230,9 @@ def run(workdir: Path, sets: list[str]) -> list[dict]:
         with library_for(workdir, "neurips24") as lib:
             for s in splits:
                 rows += score(lib, neurips(lib, s.removeprefix("neurips24-")), s)
-    if "own" in sets:
+    for s in (s for s in sets if s.startswith("own-")):
         with library_for(workdir, "own") as lib:
-            rows += score(lib, own(), "own")
+            rows += score(lib, own(s.removeprefix("own-")), s)
     return rows
 
 

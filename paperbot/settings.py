@@ -114,11 +114,11 @@ class EmbeddingSettings:
 @dataclass(frozen=True)
 class RetrievalSettings:
     top_k: int = 5
-    # Abstention thresholds, calibrated by benchmarks/calibrate_abstention.py (docs/abstention-calibration.txt).
-    # A paper answers when its best sentence's answer score (retrieval/snippets.py) reaches min_answer and is
-    # within answer_margin of the best paper's; a paper with no abstract yet is judged by its chunks instead.
-    min_answer: float = 0.80
-    answer_margin: float = 0.40
+    # A paper is cited when the probability that it answers (retrieval/decision.py) reaches min_confidence; with
+    # an LLM, papers reaching llm_min_confidence are passed to it. Calibrated by benchmarks/calibrate_answers.py.
+    # A paper with no abstract yet is judged by its chunks instead (min_dense, min_lexical).
+    min_confidence: float = 0.45
+    llm_min_confidence: float = 0.3
     min_dense: float = 0.40
     min_lexical: float = 0.50
 
@@ -234,8 +234,9 @@ class Settings:
             top_k=e.int("RETRIEVAL_TOP_K", RetrievalSettings.top_k, lo=1, hi=50),
             min_dense=e.float("RETRIEVAL_MIN_DENSE", RetrievalSettings.min_dense, lo=-1.0, hi=1.0),
             min_lexical=e.float("RETRIEVAL_MIN_LEXICAL", RetrievalSettings.min_lexical, lo=0.0, hi=1.0),
-            min_answer=e.float("RETRIEVAL_MIN_ANSWER", RetrievalSettings.min_answer, lo=-1.0, hi=2.0),
-            answer_margin=e.float("RETRIEVAL_ANSWER_MARGIN", RetrievalSettings.answer_margin, lo=0.0, hi=3.0),
+            min_confidence=e.float("RETRIEVAL_MIN_CONFIDENCE", RetrievalSettings.min_confidence, lo=0.0, hi=1.0),
+            llm_min_confidence=e.float("RETRIEVAL_LLM_MIN_CONFIDENCE", RetrievalSettings.llm_min_confidence,
+                                       lo=0.0, hi=1.0),
         )
         discord = DiscordSettings(
             token=Secret(e.str("DISCORD_TOKEN") or DiscordSettings.token),

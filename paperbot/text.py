@@ -10,6 +10,8 @@
     readable(text)          LaTeX as people read it (`$\\beta$-DPO` → `β-DPO`), for display only
     strip_control(text)     no control characters, terminal escape sequences or bidirectional controls
     clean_question(text)    a question as typed, without invisible format characters and extra space
+    search_text(text)       what of a question is searched: no mentions, emoji, links, code fences or greetings
+    claims_for_paper(text)  whether a sentence speaks for its paper ("we", "our", "this paper"): its contribution
 
 A threshold calibrated on one splitter or stemmer means nothing under another: nothing else in
 paperbot splits sentences, stems words or keeps a stopword list of its own.
@@ -132,6 +134,17 @@ def content_words(text: str, *, ignore: frozenset[str] = frozenset()) -> set[str
     return out
 
 
+# A sentence that speaks for its paper states what the paper does or finds, rather than its setting.
+_FIRST_PERSON = frozenset("we our ours us".split())
+_THIS_WORK = re.compile(r"\b(?:this|the present|our) (?:paper|work|study|article|approach|method|framework|model)\b",
+                        re.I)
+
+
+def claims_for_paper(text: str) -> bool:
+    """Whether a sentence speaks for its paper: "we …", "our method …", "this paper shows …"."""
+    return bool(_FIRST_PERSON.intersection(words(text))) or bool(_THIS_WORK.search(text))
+
+
 # -- control characters ---------------------------------------------------------------------------------
 
 # Terminal escape sequences (CSI, OSC with its BEL/ST terminator, two-character escapes, the 8-bit CSI), then
@@ -151,6 +164,46 @@ def clean_question(text: str) -> str:
     characters and extra space. A question made only of such characters is empty."""
     text = strip_control(text)
     return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split())
+
+
+# Chat noise around a question: Discord mentions (@everyone, users, roles, channels), custom and Unicode emoji,
+# links, code fences and inline-code ticks, greetings and thanks; none of it is what the question is about.
+_MENTION = re.compile(r"<(?:@[!&]?|#)\d{1,20}>|(?<![\w@])@(?:everyone|here)\b|<a?:\w{1,32}:\d{1,20}>"
+                      r"|<t:\d{1,20}(?::[tTdDfFR])?>|</[\w -]{1,32}:\d{1,20}>")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
+_FENCE = re.compile(r"`{1,3}")
+_GREETING = re.compile(
+    r"^(?:(?:hi|hello|hey|hiya|yo|greetings|good (?:morning|afternoon|evening)|dear|please|pls|plz)\b(?: there| all| everyone|"
+    r" folks| team| bot| paperbot)?[\s,!.:;-]*)+", re.I)
+_THANKS = re.compile(r"[\s,!.;-]*\b(?:(?:many |thanks? (?:you )?)?(?:thanks|thank you|thx|ty|cheers)(?: (?:so|very) much|"
+                     r" in advance| a lot)?|please|pls|plz)\W*$", re.I)
+_TRAILING = re.compile(r"[\s?!.,;:~…。？！，、]+$")
+
+
+def search_text(text: str, *, mark: bool = True) -> str:
+    """What of a question is searched: `clean_question`, without Discord mentions and emoji, links, code
+    fences, greetings, thanks and trailing punctuation but one question mark ("hey @everyone, how does DRL
+    work?? thx" → "how does DRL work?"; with `mark` false, no question mark either: what retrieval embeds).
+    The question shown to the user stays as asked; text made only of noise is empty."""
+    text = _MENTION.sub("\0", clean_question(text))
+    text = _URL.sub("\0", text)
+    text = _FENCE.sub("\0", text)
+    text = "".join("\0" if unicodedata.category(c) in ("So", "Sk", "Cs", "Co") or c == "\ufe0f" else c for c in text)
+    text = _NOISE_AT_END.sub("", text)  # "what is X <:emoji:1>?" → "what is X?"
+    text = " ".join(text.replace("\0", " ").split())
+    for _ in range(2):  # "hi there, thanks!" has both
+        text = _GREETING.sub("", text).strip()
+        text = _THANKS.sub("", text).strip()
+    end = _TRAILING.search(text)
+    if end is None:
+        return text.strip(" ,;:-")
+    tail = end.group(0)
+    marks = [i for i, c in enumerate(tail) if c in "?？"]
+    body = text[:end.start()].strip(" ,;:-")
+    return body + (tail[:marks[0] + 1] if marks and mark else "") if body else ""
+
+
+_NOISE_AT_END = re.compile(r"[\s\0]*\0[\s\0]*(?=[?？!.,;:…。！，]*\s*$)")
 
 
 # -- LaTeX in titles and abstracts, as readable text ---------------------------------------------------

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paperbot.text import content_words as text_content_words
-from paperbot.text import split_sentences, stem
+from paperbot.text import search_text, split_sentences, stem
 from retrieval.types import Quote
 
 MAX_TURNS = 6  # earlier turns a follow-up may lean on
@@ -283,8 +283,10 @@ def topic(history: Sequence[Turn]) -> str:
 
 
 def resolve(question: str, history: Sequence[Turn]) -> FollowUp:
-    """`question` read against `history` (oldest first): what to search and which papers it is about."""
-    question = " ".join(question.split())
+    """`question` read against `history` (oldest first): what to search and which papers it is about.
+
+    Chat noise (mentions, emoji, links, greetings: paperbot.text.search_text) is not part of it."""
+    question = search_text(question) or " ".join(question.split())
     history = bounded(history)
     return _resolve(question, history, topic(history))
 

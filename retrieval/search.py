@@ -29,10 +29,11 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import split_sentences
+from paperbot.text import search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import content_tokens, tokenize
-from retrieval.snippets import answering, best_answer, question_terms, quotes_of, score_sentences
+from retrieval.decision import confidence, evidence
+from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
 
@@ -57,6 +58,10 @@ class RankedPaper:
     dense: float
     lexical: float  # IDF-weighted share of the query's terms found in the paper
     bm25: float
+    missing: float = 0.0  # the largest share of one query term the paper lacks
+    missing_known: float = 0.0  # ... of one the paper lacks and others have
+    terms: int = 0  # the query's content terms
+    complement: float = 0.0  # the largest share of the query's terms it lacks that one other ranked paper holds
 
 
 class Retriever:
@@ -193,12 +198,21 @@ class Retriever:
                 dense[missing] = self._dense_for(view, missing, qvec)
             fused = _z(dense[cand]) + _z(bm25[cand])
         order = np.argsort(-fused, kind="stable")[:depth]
-        coverage = view.coverage({t: view.keyword.idf(t) for t in set(content_tokens(query))})
+        weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
+        coverage, missing, known = view.coverage(weights), view.missing(weights), view.missing(weights, known=True)
+        chosen = cand[order].astype(np.int64)
+        held = view.holds(weights, chosen)  # (terms, papers): which of the query's terms each ranked paper has
+        share = np.array(list(weights.values()), dtype=np.float32) / (sum(weights.values()) or 1.0)
+        # the most of what each paper lacks that one other ranked paper holds: a question joining two topics
+        elsewhere = ((1 - held) * share[:, None]).T @ held if len(weights) else np.zeros((len(chosen),) * 2)
+        np.fill_diagonal(elsewhere, 0.0)
+        complement = elsewhere.max(axis=1) if len(chosen) > 1 else np.zeros(len(chosen))
         ranked = []
-        for j in order:
+        for n, j in enumerate(order):
             i = int(cand[j])
             d = float(dense[i]) if not np.isnan(dense[i]) else -1.0
-            ranked.append(RankedPaper(pids[i], float(fused[j]), d, float(coverage[i]), float(bm25[i])))
+            ranked.append(RankedPaper(pids[i], float(fused[j]), d, float(coverage[i]), float(bm25[i]),
+                                      float(missing[i]), float(known[i]), len(weights), float(complement[n])))
         return ranked
 
     def _dense_for(self, view: CorpusView, paper_idx: np.ndarray, qvec: np.ndarray) -> np.ndarray:
@@ -223,7 +237,7 @@ class Retriever:
                within: Sequence[str] | None = None) -> SearchResult:
         """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
         like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar."""
-        query = " ".join(query.split())
+        query = search_text(query, mark=False)
         k = k or self.settings.top_k
         filters = filters or None
         if not query:
@@ -303,6 +317,17 @@ class Retriever:
             while len(self._sentence_cache) > SENTENCE_CACHE_PAPERS:
                 self._sentence_cache.popitem(last=False)
 
+    def sentences_for(self, query: str, paper_ids: Sequence[str]) -> dict[str, list[ScoredSentence]]:
+        """Each stored paper's sentences scored against `query`, best quote first (what quotes are chosen from)."""
+        view = self.view()
+        query = search_text(query, mark=False)
+        qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+        known = [pid for pid in paper_ids if pid in view.papers]
+        cached = self._sentences(view, known)
+        terms = question_terms(view.keyword, query)
+        return {pid: score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label)
+                for pid in known}
+
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
         """Each paper with the sentences that best answer the query, and whether it answers (retrieval/snippets.py)."""
         cached = self._sentences(view, [r.paper_id for r in ranked])
@@ -312,13 +337,19 @@ class Retriever:
             paper = view.papers[r.paper_id]
             quotes, vecs = cached[r.paper_id]
             scored.append(score_sentences(quotes, vecs, qvec, terms, title=paper.title or paper.label))
-        answers = answering([best_answer(s) for s in scored], self.settings.min_answer, self.settings.answer_margin)
+        best = [best_answer(s) for s in scored]
+        found = evidence([r.score for r in ranked], best, [r.lexical for r in ranked], [r.missing for r in ranked],
+                         [r.dense for r in ranked], [max((x.cosine for x in s), default=0.0) for s in scored],
+                         [max((x.titled for x in s), default=0.0) for s in scored],
+                         [r.missing_known for r in ranked], ranked[0].terms if ranked else 0,
+                         [r.complement for r in ranked])
         hits = []
-        for r, sentences, answers_it in zip(ranked, scored, answers):
-            relevant = self.is_relevant(r) if answers_it is None else answers_it
+        for r, sentences, e in zip(ranked, scored, found):
+            p = None if e is None else confidence(e)
+            relevant = self.is_relevant(r) if p is None else p >= self.settings.min_confidence
             hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
-                            answer=best_answer(sentences)))
+                            answer=best_answer(sentences), confidence=p, evidence=e))
         return hits
 
 

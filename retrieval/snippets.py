@@ -19,11 +19,13 @@ and thresholds come from benchmarks/calibrate_abstention.py
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from paperbot.text import claims_for_paper
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Quote
 
@@ -33,17 +35,39 @@ SECOND_QUOTE_SHARE = 0.85  # a second sentence is quoted only when it scores thi
 SECOND_QUOTE_MAX_FIRST = 400  # ... and the first is shorter than this (characters)
 
 
+# Which sentence answers: a logistic model over the features below, fitted on the answering sentences readers
+# labelled (benchmarks/calibrate_quotes.py, dev splits only; docs/benchmarks.md). Order as QUOTE_FEATURES.
+QUOTE_FEATURES = ("cosine", "coverage", "focus", "untitled", "first", "position", "claim", "words")
+QUOTE_MEAN = (0.5130, 0.2248, 0.2529, 0.1567, 0.1253, 0.5000, 0.4943, 3.1450)
+QUOTE_SCALE = (0.1536, 0.2313, 0.2699, 0.2263, 0.3310, 0.3277, 0.5000, 0.4029)
+QUOTE_WEIGHTS = (0.0756, -0.1788, 0.9741, 0.0492, -0.6999, 0.1172, 0.7068, 0.2600)
+QUOTE_BIAS = -1.2853
+
+
 @dataclass(frozen=True)
 class ScoredSentence:
     quote: Quote
     cosine: float  # to the question
     coverage: float  # IDF-weighted share of the question's content terms in the sentence
     titled: float  # the same share counting the paper's title too (read as the sentence's context)
+    focus: float = 0.0  # the share of the question's terms weighted by how few of the paper's sentences hold them
+    untitled: float = 0.0  # the share of the question's terms that are not in the title (its focus, not its topic)
+    first: float = 0.0  # 1 for the abstract's first sentence (its setting, most often)
+    position: float = 0.0  # where it stands in the abstract, 0 (first) to 1 (last)
+    claim: float = 0.0  # 1 when it speaks for the paper ("we", "our", "this paper")
+    words: float = 0.0  # its length, log(1 + words)
 
     @property
     def score(self) -> float:
-        """How well the sentence itself matches: which sentences are quoted."""
-        return answer_score(self.cosine, self.coverage)
+        """How likely the sentence is the one that answers (the fitted model's log-odds): which are quoted."""
+        z = QUOTE_BIAS
+        for w, name, m, sd in zip(QUOTE_WEIGHTS, QUOTE_FEATURES, QUOTE_MEAN, QUOTE_SCALE):
+            z += w * (getattr(self, name) - m) / sd
+        return z
+
+    @property
+    def probability(self) -> float:
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, self.score))))
 
     @property
     def answer(self) -> float:
@@ -68,18 +92,29 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
-    sentence does not win the quote by repeating the title's words.
+    sentence does not win the quote by repeating the title's words. A question term that most of the
+    paper's sentences hold (its topic) says less about which sentence answers than one a single
+    sentence holds (its focus: "discriminator" in "how do discriminators help flow matching models?").
     """
     if not quotes:
         return []
     cosines = vectors.astype(np.float32) @ qvec.astype(np.float32)
     in_title = {t for t in tokenize(title)} if title else set()
+    tokens = [set(tokenize(q.text)) for q in quotes]
+    n = len(quotes)
+    rarity = {t: w * (1 - sum(t in ts for ts in tokens) / n) for t, w in terms.items()}
+    rare_total = sum(v for t, v in rarity.items() if any(t in ts for ts in tokens)) or 1.0
+    off_title = sum(w for t, w in terms.items() if t not in in_title) or 1.0
     scored = []
-    for quote, cosine in zip(quotes, cosines):
-        tokens = set(tokenize(quote.text))
-        coverage = sum(w for t, w in terms.items() if t in tokens)
-        titled = coverage + sum(w for t, w in terms.items() if t in in_title and t not in tokens)
-        scored.append(ScoredSentence(quote, float(cosine), coverage, titled))
+    for i, (quote, cosine, held) in enumerate(zip(quotes, cosines, tokens)):
+        coverage = sum(w for t, w in terms.items() if t in held)
+        titled = coverage + sum(w for t, w in terms.items() if t in in_title and t not in held)
+        scored.append(ScoredSentence(
+            quote, float(cosine), coverage, titled,
+            focus=sum(v for t, v in rarity.items() if t in held) / rare_total,
+            untitled=sum(w for t, w in terms.items() if t in held and t not in in_title) / off_title,
+            first=float(i == 0), position=i / (n - 1) if n > 1 else 0.0,
+            claim=float(bool(claims_for_paper(quote.text))), words=math.log1p(len(quote.text.split()))))
     return sorted(scored, key=lambda s: -s.score)
 
 
@@ -93,15 +128,7 @@ def quotes_of(scored: Sequence[ScoredSentence]) -> tuple[Quote, ...]:
     if not scored:
         return ()
     best = [scored[0]]
-    if (len(scored) > 1 and scored[1].score >= SECOND_QUOTE_SHARE * scored[0].score
+    if (len(scored) > 1 and scored[1].probability >= SECOND_QUOTE_SHARE * scored[0].probability
             and len(scored[0].quote.text) < SECOND_QUOTE_MAX_FIRST):
         best.append(scored[1])
     return tuple(s.quote for s in best[:MAX_QUOTES])
-
-
-def answering(scores: Sequence[float | None], min_answer: float, margin: float) -> list[bool | None]:
-    """Per paper: does its best sentence answer the question? None for a paper with no sentence to judge."""
-    known = [s for s in scores if s is not None]
-    bar = max(min_answer, max(known) - margin) if known else min_answer
-    return [None if s is None else s >= bar for s in scores]
-

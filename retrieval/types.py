@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from paperbot import bibtex
 from paperbot.records import Paper
+from retrieval.decision import Evidence
 from retrieval.filters import Filters
 
 
@@ -47,6 +48,8 @@ class Hit(_OfPaper):
     lexical: float = 0.0
     relevant: bool = True
     answer: float | None = None  # how well its best sentence answers the query (retrieval/snippets.py); None: no abstract
+    confidence: float | None = None  # the probability that it answers (retrieval/decision.py); None: no abstract
+    evidence: Evidence | None = None  # what that probability was computed from
 
     @property
     def snippet(self) -> str:
