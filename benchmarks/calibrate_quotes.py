@@ -59,10 +59,34 @@ def matrix(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def train(rows: list[dict], use: np.ndarray, l2: float) -> dict:
+    """A conditional logit: per (question, gold paper), the softmax over its sentences puts its mass on the
+    answering ones (what choosing a quote is); the bias is then set so that the pooled probability is calibrated."""
+    from scipy.optimize import minimize
+
     x, y, sample = matrix(rows)
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
     mean[~use], scale[~use] = 0.0, 1.0
-    w_used, bias = fit(((x - mean) / scale)[:, use], y, l2, sample)
+    z = ((x - mean) / scale)[:, use]
+    bounds = np.cumsum([0] + [len(r["sentences"]) for r in rows])
+    groups = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    weight = np.array([sample[g.start] for g in groups])
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad = 0.5 * l2 * w @ w, l2 * w
+        for g, sw in zip(groups, weight):
+            s = z[g] @ w
+            s = s - s.max()
+            e = np.exp(s)
+            p_all = e / e.sum()
+            pos = y[g] > 0
+            p_pos = e[pos] / e[pos].sum()
+            total -= sw * (np.log(e[pos].sum()) - np.log(e.sum()))
+            grad -= sw * (p_pos @ z[g][pos] - p_all @ z[g])
+        return total, grad
+
+    w_used = minimize(loss, np.zeros(z.shape[1]), jac=True, method="L-BFGS-B").x
+    _, bias = fit((z @ w_used)[:, None], y, 0.0, sample)  # a logistic on the score alone: its offset and scale
+    w_used = w_used * _[0]
     weights = np.zeros(len(QUOTE_FEATURES))
     weights[use] = w_used
     return {"QUOTE_WEIGHTS": tuple(weights), "QUOTE_BIAS": bias, "QUOTE_MEAN": tuple(mean),

@@ -12,6 +12,8 @@
     clean_question(text)    a question as typed, without invisible format characters and extra space
     search_text(text)       what of a question is searched: no mentions, emoji, links, code fences or greetings
     claims_for_paper(text)  whether a sentence speaks for its paper ("we", "our", "this paper"): its contribution
+    asks_quantity(text)     whether a question asks for a number ("how much faster …?", "what accuracy …?")
+    states_number(text)     whether a sentence states a number (a result, a count, a percentage)
 
 A threshold calibrated on one splitter or stemmer means nothing under another: nothing else in
 paperbot splits sentences, stems words or keeps a stopword list of its own.
@@ -143,6 +145,22 @@ _THIS_WORK = re.compile(r"\b(?:this|the present|our) (?:paper|work|study|article
 def claims_for_paper(text: str) -> bool:
     """Whether a sentence speaks for its paper: "we …", "our method …", "this paper shows …"."""
     return bool(_FIRST_PERSON.intersection(words(text))) or bool(_THIS_WORK.search(text))
+
+
+_QUANTITY = re.compile(
+    r"\bhow (?:much|many|large|big|small|fast|long|well|often|far)\b|\bby how\b|\b(?:what|which) (?:\w+ )?(?:accuracy|"
+    r"score|speed-?up|percentage|rate|error|improvement|gain|size|number|fid|performance)\b|\d", re.I)
+_NUMBER = re.compile(r"\d")
+
+
+def asks_quantity(text: str) -> bool:
+    """Whether a question asks for a number: "how much faster …?", "what accuracy …?", or names one itself."""
+    return bool(_QUANTITY.search(text))
+
+
+def states_number(text: str) -> bool:
+    """Whether a sentence states a number (a result, a count, a percentage)."""
+    return bool(_NUMBER.search(text))
 
 
 # -- control characters ---------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.records import Paper, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import search_text, split_sentences
+from paperbot.text import asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import confidence, evidence
@@ -325,18 +325,22 @@ class Retriever:
         known = [pid for pid in paper_ids if pid in view.papers]
         cached = self._sentences(view, known)
         terms = question_terms(view.keyword, query)
-        return {pid: score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label)
+        quantity = asks_quantity(query)
+        return {pid: score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
+                                     quantity=quantity)
                 for pid in known}
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
         """Each paper with the sentences that best answer the query, and whether it answers (retrieval/snippets.py)."""
         cached = self._sentences(view, [r.paper_id for r in ranked])
         terms = question_terms(view.keyword, query)
+        quantity = asks_quantity(query)
         scored = []
         for r in ranked:
             paper = view.papers[r.paper_id]
             quotes, vecs = cached[r.paper_id]
-            scored.append(score_sentences(quotes, vecs, qvec, terms, title=paper.title or paper.label))
+            scored.append(score_sentences(quotes, vecs, qvec, terms, title=paper.title or paper.label,
+                                          quantity=quantity))
         best = [best_answer(s) for s in scored]
         found = evidence([r.score for r in ranked], best, [r.lexical for r in ranked], [r.missing for r in ranked],
                          [r.dense for r in ranked], [max((x.cosine for x in s), default=0.0) for s in scored],

@@ -25,23 +25,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperbot.text import claims_for_paper
+from paperbot.text import claims_for_paper, states_number
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Quote
 
 COVERAGE_WEIGHT = 0.75
 MAX_QUOTES = 2
-SECOND_QUOTE_SHARE = 0.85  # a second sentence is quoted only when it scores this share of the first
+SECOND_QUOTE_SHARE = 0.7  # a second sentence is quoted only when its probability is this share of the first's
 SECOND_QUOTE_MAX_FIRST = 400  # ... and the first is shorter than this (characters)
 
 
 # Which sentence answers: a logistic model over the features below, fitted on the answering sentences readers
 # labelled (benchmarks/calibrate_quotes.py, dev splits only; docs/benchmarks.md). Order as QUOTE_FEATURES.
-QUOTE_FEATURES = ("cosine", "coverage", "focus", "untitled", "first", "position", "claim", "words")
-QUOTE_MEAN = (0.5130, 0.2248, 0.2529, 0.1567, 0.1253, 0.5000, 0.4943, 3.1450)
-QUOTE_SCALE = (0.1536, 0.2313, 0.2699, 0.2263, 0.3310, 0.3277, 0.5000, 0.4029)
-QUOTE_WEIGHTS = (0.0756, -0.1788, 0.9741, 0.0492, -0.6999, 0.1172, 0.7068, 0.2600)
-QUOTE_BIAS = -1.2853
+QUOTE_FEATURES = ("cosine", "coverage", "focus", "untitled", "first", "position", "claim", "words", "cosine_lead",
+                  "focus_lead", "number")
+QUOTE_MEAN = (0.5130, 0.2248, 0.2529, 0.1567, 0.1253, 0.5000, 0.3816, 3.1450, -0.1329, -0.4724, 0.0460)
+QUOTE_SCALE = (0.1536, 0.2313, 0.2699, 0.2263, 0.3310, 0.3277, 0.4858, 0.4029, 0.1083, 0.3050, 0.2094)
+QUOTE_WEIGHTS = (-0.0071, 0.2835, 0.3066, -0.0439, -0.5803, 0.0124, 0.6576, -0.0549, -0.0101, 0.2713, 0.2259)
+QUOTE_BIAS = -1.1848
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,11 @@ class ScoredSentence:
     untitled: float = 0.0  # the share of the question's terms that are not in the title (its focus, not its topic)
     first: float = 0.0  # 1 for the abstract's first sentence (its setting, most often)
     position: float = 0.0  # where it stands in the abstract, 0 (first) to 1 (last)
-    claim: float = 0.0  # 1 when it speaks for the paper ("we", "our", "this paper")
+    claim: float = 0.0  # 1 when it speaks for the paper ("we", "our", "this paper") about the question's terms
     words: float = 0.0  # its length, log(1 + words)
+    cosine_lead: float = 0.0  # its cosine minus the paper's best sentence's (0 for that one)
+    focus_lead: float = 0.0  # its focus share minus the paper's best
+    number: float = 0.0  # 1 when the question asks for a quantity and the sentence states a number
 
     @property
     def score(self) -> float:
@@ -88,13 +92,14 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 
 
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
-                    title: str = "") -> list[ScoredSentence]:
+                    title: str = "", quantity: bool = False) -> list[ScoredSentence]:
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
     sentence does not win the quote by repeating the title's words. A question term that most of the
     paper's sentences hold (its topic) says less about which sentence answers than one a single
     sentence holds (its focus: "discriminator" in "how do discriminators help flow matching models?").
+    `quantity`: the question asks for a number ("how much faster …?"), which a sentence stating one may give.
     """
     if not quotes:
         return []
@@ -105,16 +110,19 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     rarity = {t: w * (1 - sum(t in ts for ts in tokens) / n) for t, w in terms.items()}
     rare_total = sum(v for t, v in rarity.items() if any(t in ts for ts in tokens)) or 1.0
     off_title = sum(w for t, w in terms.items() if t not in in_title) or 1.0
+    focus = [sum(v for t, v in rarity.items() if t in held) / rare_total for held in tokens]
+    best_cosine, best_focus = float(cosines.max()), max(focus)
     scored = []
     for i, (quote, cosine, held) in enumerate(zip(quotes, cosines, tokens)):
         coverage = sum(w for t, w in terms.items() if t in held)
         titled = coverage + sum(w for t, w in terms.items() if t in in_title and t not in held)
         scored.append(ScoredSentence(
-            quote, float(cosine), coverage, titled,
-            focus=sum(v for t, v in rarity.items() if t in held) / rare_total,
+            quote, float(cosine), coverage, titled, focus=focus[i],
             untitled=sum(w for t, w in terms.items() if t in held and t not in in_title) / off_title,
             first=float(i == 0), position=i / (n - 1) if n > 1 else 0.0,
-            claim=float(bool(claims_for_paper(quote.text))), words=math.log1p(len(quote.text.split()))))
+            claim=float(coverage > 0 and claims_for_paper(quote.text)), words=math.log1p(len(quote.text.split())),
+            cosine_lead=float(cosine) - best_cosine, focus_lead=focus[i] - best_focus,
+            number=float(quantity and states_number(quote.text))))
     return sorted(scored, key=lambda s: -s.score)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrieval.answer import extractive_answer
-from retrieval.snippets import answer_score, answering, best_answer, score_sentences
+from retrieval.snippets import answer_score, best_answer, score_sentences
 from retrieval.types import Quote
 
 HIPHY = "p92a182909f92740"  # the physics-aware video generation paper of the bundled corpus
@@ -71,21 +71,55 @@ def test_search_within_unknown_papers_abstains(library):
     assert result.abstained and result.hits == []
 
 
-def test_answering_bar_is_the_threshold_or_the_best_minus_the_margin():
-    assert answering([1.5, 1.2, 1.05, None], min_answer=0.8, margin=0.4) == [True, True, False, None]
-    assert answering([0.7, 0.5], min_answer=0.8, margin=0.4) == [False, False]
-    assert answering([None], min_answer=0.8, margin=0.4) == [None]
+def test_confidence_grows_with_the_evidence_and_stays_a_probability():
+    from retrieval.decision import Evidence, confidence
+
+    base = dict(lead=0.0, gap=1.0, fused=5.0, answer=0.8, answer_lead=0.0, coverage=0.5, missing=0.2, dense=0.45,
+                cosine=0.5, sentence_coverage=0.4, missing_known=0.1, terms=2.0, complement=0.3,
+                answer_margin=0.2, dense_margin=0.05)
+    p = confidence(Evidence(**base))
+    assert 0.0 < p < 1.0
+    for name, more in [("answer_margin", 0.6), ("coverage", 0.9), ("dense_margin", 0.2)]:
+        assert confidence(Evidence(**{**base, name: more})) > p, name
+    assert confidence(Evidence(**{**base, "complement": 0.7})) < p  # another paper holds what this one lacks
 
 
-def test_sentences_are_scored_by_cosine_and_term_coverage():
+def test_a_paper_without_an_abstract_is_judged_by_its_chunks(library):
+    from retrieval.search import RankedPaper
+
+    retriever = library.retriever
+    assert retriever.is_relevant(RankedPaper("p", 1.0, dense=0.9, lexical=0.0, bm25=1.0))
+    assert not retriever.is_relevant(RankedPaper("p", 1.0, dense=0.1, lexical=0.1, bm25=1.0))
+
+
+def test_the_focus_word_outweighs_the_topic_words():
+    import numpy as np
+
+    quotes = [Quote("Flow matching models often rely on preference-based reinforcement learning.", 0, 76),
+              Quote("Flow matching models generate images from noise.", 77, 126),
+              Quote("We train a discriminator to separate data from samples and use its logit as the reward.", 127, 214)]
+    vectors = np.array([[0.8, 0.6], [0.75, 0.66], [0.5, 0.87]], dtype=np.float16)
+    terms = {"flow": 0.2, "match": 0.2, "model": 0.1, "discrimin": 0.5}
+    scored = score_sentences(quotes, vectors, np.array([1.0, 0.0]), terms, title="Discriminator rewards for flow models")
+    assert scored[0].quote.text.startswith("We train a discriminator"), [s.quote.text for s in scored]
+    assert scored[0].focus > scored[1].focus
+
+
+def test_a_how_question_quotes_the_sentence_naming_the_mechanism(library):
+    answer = extractive_answer(library.search("How do discriminators help flow matching models?"))
+    assert answer.citations and answer.citations[0].label == "DRL", _labels(answer)
+    assert "trains a discriminator" in answer.citations[0].quote
+
+
+def test_sentences_are_scored_with_term_coverage_and_title():
     import numpy as np
 
     quotes = [Quote("We study cats.", 0, 14), Quote("Dogs bark at the mailman.", 15, 40)]
     vectors = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float16)
     terms = {"dog": 0.5, "bark": 0.5}
     scored = score_sentences(quotes, vectors, np.array([1.0, 0.0]), terms)
-    assert scored[0].quote.text.startswith("Dogs")  # cosine 0.6 + full coverage beats cosine 1.0 alone
-    assert scored[0].score == pytest.approx(answer_score(0.6, 1.0), abs=1e-3)
+    assert scored[0].quote.text.startswith("Dogs")  # the question's words beat a higher cosine alone
+    assert scored[0].coverage == pytest.approx(1.0) and scored[1].coverage == 0.0
     # terms in the paper's title count for every sentence's answer, not for which sentence is quoted
     titled = score_sentences(quotes, vectors, np.array([1.0, 0.0]), terms, title="Barking dogs")
     assert [s.quote.text for s in titled] == [s.quote.text for s in scored]
