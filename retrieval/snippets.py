@@ -33,6 +33,7 @@ COVERAGE_WEIGHT = 0.75
 MAX_QUOTES = 2
 SECOND_QUOTE_SHARE = 0.7  # a second sentence is quoted only when its probability is this share of the first's
 SECOND_QUOTE_MAX_FIRST = 400  # ... and the first is shorter than this (characters)
+SHORT_QUOTE_WORDS = 12  # a first sentence this short ("We propose DRL.") names more than it says: a second follows
 
 
 # Which sentence answers: a logistic model over the features below, fitted on the answering sentences readers
@@ -132,11 +133,14 @@ def best_answer(scored: Sequence[ScoredSentence]) -> float | None:
 
 
 def quotes_of(scored: Sequence[ScoredSentence]) -> tuple[Quote, ...]:
-    """The best sentence, and the second best when it is nearly as good (and the first is not long)."""
+    """The best sentence, and the second best when it is nearly as good (and the first is not long), or when the
+    first is too short to say more than a name."""
     if not scored:
         return ()
     best = [scored[0]]
-    if (len(scored) > 1 and scored[1].probability >= SECOND_QUOTE_SHARE * scored[0].probability
-            and len(scored[0].quote.text) < SECOND_QUOTE_MAX_FIRST):
+    first = scored[0]
+    if len(scored) > 1 and (len(first.quote.text.split()) < SHORT_QUOTE_WORDS
+                            or (scored[1].probability >= SECOND_QUOTE_SHARE * first.probability
+                                and len(first.quote.text) < SECOND_QUOTE_MAX_FIRST)):
         best.append(scored[1])
     return tuple(s.quote for s in best[:MAX_QUOTES])
