@@ -17,7 +17,7 @@ def citations_for(hits: list[Hit]) -> list[Citation]:
 
 
 def extractive_answer(result: SearchResult, language: str = "en") -> Answer:
-    """A few sentences, each the verbatim best sentence of one cited paper, followed by its [n].
+    """A few sentences, each the verbatim quote of one cited paper (its best sentence, or two), followed by its [n].
 
     An abstention says so in `language`; it carries no fallback reason, since nothing fell back.
     """
@@ -32,7 +32,7 @@ def extractive_answer(result: SearchResult, language: str = "en") -> Answer:
         hit = by_id[c.paper_id]
         # A paper listed before its abstract is published is named, never quoted beyond its title.
         pending = messages.text("ABSTRACT_PENDING", language)
-        best = hit.quotes[0].text if hit.quotes else f"{hit.paper.title} ({pending})"
+        best = hit.snippet if hit.quotes else f"{hit.paper.title} ({pending})"
         lines.append(f"{best} [{c.n}]")
     return Answer(question=result.query, text="\n".join(lines), abstained=False, citations=citations, hits=result.hits,
                   filters=result.filters, language=language)

@@ -6,11 +6,13 @@ into a z-score over the candidate papers (the union of both signals' top
 candidates), and the two z-scores are averaged with equal weights. On BEIR
 SciFact this beats reciprocal-rank fusion (see docs/benchmarks.md).
 
-Abstention: a paper counts as relevant when one of its sentences answers the
-question (retrieval/snippets.py: the sentence's cosine to the question plus its
-share of the question's distinctive terms, near the best paper's). When no
-candidate is relevant the result abstains but still lists the closest papers.
-The thresholds come from benchmarks/calibrate_abstention.py.
+Abstention: a paper counts as relevant when the probability that it answers
+(retrieval/decision.py, from its rank score, its best sentence's, its share of
+the question's terms and its margins over the others) reaches
+RETRIEVAL_MIN_CONFIDENCE. When no candidate is relevant the result abstains but
+still lists the closest papers. Quotes are the sentences retrieval/snippets.py
+ranks first. Chat noise (mentions, emoji, links) is removed before anything is
+searched (paperbot.text.search_text).
 """
 
 from __future__ import annotations
@@ -237,11 +239,11 @@ class Retriever:
                within: Sequence[str] | None = None) -> SearchResult:
         """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
         like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar."""
-        query = search_text(query, mark=False)
+        shown, query = search_text(query), search_text(query, mark=False)  # what was searched, as shown; as embedded
         k = k or self.settings.top_k
         filters = filters or None
         if not query:
-            return SearchResult(query=query, hits=[], abstained=True, reason="empty question", filters=filters)
+            return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
         allowed = None
         if within is not None:
@@ -250,7 +252,7 @@ class Retriever:
             allowed = np.zeros(len(view.papers), dtype=bool)
             allowed[[view.paper_index[p] for p in within if p in view.paper_index]] = True
             if not allowed.any():
-                return SearchResult(query=query, hits=[], abstained=True, reason="none of those papers is stored",
+                return SearchResult(query=shown, hits=[], abstained=True, reason="none of those papers is stored",
                                     filters=filters)
         if filters:
             if not view.papers:
@@ -258,14 +260,14 @@ class Retriever:
             allowed = view.mask(filters) if allowed is None else allowed & view.mask(filters)
             if not allowed.any():
                 notice = no_match_notice(filters, list(view.papers.values()), view.filter_index)
-                return SearchResult(query=query, hits=[], abstained=True, reason=notice.split("\n")[0],
+                return SearchResult(query=shown, hits=[], abstained=True, reason=notice.split("\n")[0],
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
         ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
         hits = self._with_quotes(view, ranked, query, qvec)
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
-        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason, filters=filters)
+        return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters)
 
     def browse(self, filters: Filters) -> list[Paper]:
         """Every paper passing `filters`, orals first, then by title."""

@@ -1,20 +1,16 @@
-"""Which sentences of a paper answer a question, and whether any paper does.
+"""Which sentences of a paper answer a question, and how well the paper's best one does.
 
-A paper is ranked by its best chunk, but it is cited for one sentence, so the
-sentence is what must answer. A sentence's answer score is its cosine similarity
-to the question (from the sentence vectors stored at ingest) plus
-COVERAGE_WEIGHT × the IDF-weighted share of the question's content terms that
-the sentence contains (for the answer, read with its paper's title): the cosine
-alone rewards sentences on the general subject, the coverage alone shared words.
+A paper is ranked by its best chunk, but it is cited for a sentence, so the sentence is what must
+answer. Each sentence is scored against the question from the sentence vectors stored at ingest and
+the question's content terms: its cosine, the IDF-weighted share of the question's terms it holds, the
+same share weighted by how few of the paper's sentences hold each term (the question's focus words:
+"discriminator" in "how do discriminators help flow matching models?", against the topic words every
+sentence of the paper repeats), whether it speaks for the paper ("we show …") about those terms, where
+it stands, and whether it states a number the question asks for. A conditional logit over these,
+fitted on the sentences readers marked as answering (benchmarks/calibrate_quotes.py), orders the quotes.
 
-A paper answers when its best sentence scores at least RETRIEVAL_MIN_ANSWER and
-is within RETRIEVAL_ANSWER_MARGIN of the best paper's (a paper far behind the best
-answer is on another subject that merely shares words). When no paper answers the
-search abstains. A paper without an abstract (listed before it is published) has
-no sentence to judge: its title and metadata decide, by the chunk-level rule
-(cosine ≥ RETRIEVAL_MIN_DENSE or term share ≥ RETRIEVAL_MIN_LEXICAL). The weights
-and thresholds come from benchmarks/calibrate_abstention.py
-(docs/abstention-calibration.txt), measured by benchmarks/extractive_bench.py.
+Each paper's answer score, cosine + COVERAGE_WEIGHT × term share read with its title, is one of the
+signals retrieval/decision.py weighs to decide whether the paper answers at all.
 """
 
 from __future__ import annotations
