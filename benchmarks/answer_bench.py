@@ -44,7 +44,7 @@ from pathlib import Path
 from benchmarks.common import DATA, REPO
 from benchmarks.shapes import PAPERS, flat_record
 from bot.runtime import open_library
-from paperbot.settings import RetrievalSettings, Settings
+from paperbot.settings import Settings
 from retrieval.answer import extractive_answer
 from retrieval.decision import llm_candidates
 from retrieval.followup import Turn
@@ -187,7 +187,7 @@ def score(lib: Library, items: list[dict], set_name: str) -> list[dict]:
 
 def llm_asked(answer: Answer) -> bool:
     """Whether an LLM would be asked for this answer (retrieval/qa.py's gate): a paper plausibly relevant."""
-    return bool(llm_candidates(answer.hits, RetrievalSettings().llm_min_confidence))
+    return bool(llm_candidates(answer.hits))
 
 
 def totals(rows: list[dict]) -> dict:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from paperbot import messages
+from retrieval.decision import llm_candidates
 from retrieval.types import Answer, Citation, Hit, SearchResult
 
 MAX_CITED_PAPERS = 3
 
 
-def citations_for(hits: list[Hit]) -> list[Citation]:
-    """Number the relevant papers [1], [2], … in rank order, quoting their best sentences."""
-    return [
-        Citation(n=n, paper=h.paper, quote=h.snippet)
-        for n, h in enumerate((h for h in hits if h.relevant), start=1)
-    ][:MAX_CITED_PAPERS]
+def citations_for(hits: list[Hit], plausible: bool = False) -> list[Citation]:
+    """Number the relevant papers [1], [2], … in rank order, quoting their best sentences; with `plausible`, the
+    papers worth showing an LLM (retrieval/decision.py `llm_candidates`)."""
+    chosen = llm_candidates(hits) if plausible else [h for h in hits if h.relevant]
+    return [Citation(n=n, paper=h.paper, quote=h.snippet) for n, h in enumerate(chosen, start=1)][:MAX_CITED_PAPERS]
 
 
 def extractive_answer(result: SearchResult, language: str = "en") -> Answer:

@@ -35,6 +35,7 @@ from retrieval.grounding import (
     Checker,
     Decision,
     Encoder,
+    HEDGE_MARK,
     Grounding,
     Passage,
     _echoes_prompt,
@@ -176,7 +177,8 @@ def _no_citation_reason(dropped: list[int], valid: set[int]) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What to show of a reply: `text` citing `used`, or nothing, with `reason` (a messages name) and `detail`."""
+    """What to show of a reply: `text` citing `used`, or nothing, with `reason` (a messages name) and `detail`;
+    or, when the model only said that the passages do not answer, that (`declined`, marked as a hedge)."""
 
     text: str
     used: list[int]
@@ -185,6 +187,7 @@ class Verdict:
     detail: str = ""
     grounding: Grounding | None = None
     removed: tuple[Removed, ...] = ()
+    declined: str = ""
 
 
 @dataclass
@@ -311,6 +314,9 @@ class ReplyCheck:
         if g.removed or g.recited:
             log.info("check of the LLM's answer: removed %s, re-cited %d", g.removed, g.recited)
         if not g.text:
+            hedges = [s for s in self._waiting if s.startswith(HEDGE_MARK)]
+            if hedges and len(hedges) == len(self._waiting):  # only "the passages do not say …": the model declines
+                return Verdict("", [], self.dropped, grounding=g, removed=removed, declined=join_sentences(hedges))
             if not self._cited_any:
                 return Verdict("", [], self.dropped, "LLM_NO_CITATION", _no_citation_reason(self.dropped, self.valid),
                                g, removed)

@@ -84,6 +84,7 @@ def confidence(e: Evidence, weights: Sequence[float] = WEIGHTS, bias: float = BI
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
-def llm_candidates(hits: Sequence[Hit], min_confidence: float) -> list[Hit]:
-    """The papers an LLM is shown: those plausibly relevant (a looser bar than citing them extractively)."""
-    return [h for h in hits if (h.relevant if h.confidence is None else h.confidence >= min_confidence)]
+def llm_candidates(hits: Sequence[Hit]) -> list[Hit]:
+    """The papers an LLM is shown: those plausibly relevant (RETRIEVAL_LLM_MIN_CONFIDENCE, a looser bar than
+    citing them extractively), in rank order."""
+    return [h for h in hits if h.relevant or h.plausible]

@@ -9,8 +9,10 @@
 2. retrieve (retrieval/scope.py: the corpus, or the papers a follow-up is about), in a
    worker thread so the event loop stays free; the extractive
    answer is built from the hits (retrieval/answer.py);
-3. with a model, and only when retrieval found relevant papers, ask it to
-   summarize the retrieved sentences (retrieval/prompts.py), and check its reply
+3. with a model, and whenever retrieval found papers plausibly relevant (a looser bar
+   than citing them without one: retrieval/decision.py), ask it to summarize their
+   sentences (retrieval/prompts.py); a reply that only says the passages do not
+   answer is the abstention, shown with the closest papers; check any other reply
    sentence by sentence as it streams (retrieval/checks.py, retrieval/grounding.py):
    only checked, redacted sentences reach `on_text`, and the final answer is the
    last preview plus the sentences still to come, never less;
@@ -90,17 +92,19 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
 
     def fallback(reason: str, detail: str) -> Answer:
         log.info("extractive answer instead of the LLM's: %s (%s)", messages.text(reason), detail)
+        if extractive.abstained:  # an abstention gives no fallback reason: nothing fell back
+            return replace(extractive, latency_ms=_ms_since(start))
         return replace(extractive, fallback_reason=messages.text(reason, lang), fallback_detail=detail or None,
                        latency_ms=_ms_since(start))
 
-    if llm is None or extractive.abstained:
+    citations = citations_for(result.hits, plausible=True)  # the LLM sees the plausible papers, a looser bar
+    if llm is None or not citations:
         return replace(extractive, latency_ms=_ms_since(start))
     if failed is not None:
         return fallback("LLM_PAUSED" if failed.paused else "LLM_FAILED", failed.detail)
     if not llm.available:
         return fallback("LLM_PAUSED", f"skipped for {llm.cooldown_left():.0f} s after repeated failures")
 
-    citations = citations_for(result.hits)
     check = ReplyCheck([Passage.of(c.n, c.label, c.quote) for c in citations], library.embedder,
                        question=question, max_chars=max_chars, secrets=llm.secrets)
     asked = f"{question} (in this conversation: {condensed})" if condensed and condensed != question else question
@@ -117,6 +121,10 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
     else:
         verdict = await asyncio.to_thread(check.finish, completion.text, completion.finish_reason)
         model, tokens = completion.model or llm.model, completion.tokens
+    if verdict.declined:  # the model says the passages do not answer: an abstention, in its words
+        log.info("the LLM found no answer in the %d passages it was shown", len(citations))
+        return replace(extractive, text=verdict.declined, abstained=True, citations=[], mode="llm", model=model,
+                       tokens=tokens, latency_ms=_ms_since(start), notes=tuple(notes))
     if verdict.reason:
         return fallback(verdict.reason, verdict.detail)
     if preview is not None:  # the last sentences, checked at the end: the final answer is the last preview

@@ -70,7 +70,8 @@ def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int 
             hit = Hit(paper=paper, score=0.0, quotes=(best_sentence(paper.abstract, query),), relevant=False)
         if followup.code:
             quote = code_sentence(hit.paper.abstract)
-            hit = replace(hit, quotes=(quote,) if quote else hit.quotes, relevant=quote is not None)
+            hit = replace(hit, quotes=(quote,) if quote else hit.quotes, relevant=quote is not None,
+                          plausible=quote is not None)
         return hit
 
     hits = [h for pid in followup.papers if (h := hit_for(pid)) is not None]

@@ -353,9 +353,10 @@ class Retriever:
         for r, sentences, e in zip(ranked, scored, found):
             p = None if e is None else confidence(e)
             relevant = self.is_relevant(r) if p is None else p >= self.settings.min_confidence
+            plausible = relevant if p is None else relevant or p >= self.settings.llm_min_confidence
             hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
-                            answer=best_answer(sentences), confidence=p, evidence=e))
+                            answer=best_answer(sentences), confidence=p, plausible=plausible, evidence=e))
         return hits
 
 

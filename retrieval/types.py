@@ -49,6 +49,7 @@ class Hit(_OfPaper):
     relevant: bool = True
     answer: float | None = None  # how well its best sentence answers the query (retrieval/snippets.py); None: no abstract
     confidence: float | None = None  # the probability that it answers (retrieval/decision.py); None: no abstract
+    plausible: bool | None = None  # worth showing an LLM (a looser bar than `relevant`); None: as `relevant`
     evidence: Evidence | None = None  # what that probability was computed from
 
     @property

@@ -529,3 +529,47 @@ def test_ask_no_llm_never_calls_the_endpoint(library, endpoint, monkeypatch, cap
 def test_prompts_module_is_data():
     msgs = prompts.answer_messages("q?", [(1, "A", "x  y"), (2, "B", "z")])
     assert msgs[1]["content"] == "Passages:\n[1] A: x y\n[2] B: z\n\nQuestion: q?\n\nAnswer from the passages only, citing them as [n]."
+
+
+# -- the LLM's looser gate: asked whenever a paper is plausibly relevant -----------------------------
+
+SAFETY = "Which papers are about LLM safety and refusing harmful requests?"
+
+
+def test_the_llm_is_asked_where_the_extractive_path_abstains(library, endpoint):
+    extractive = asyncio.run(answer_question(library, SAFETY))
+    assert extractive.abstained and not extractive.citations
+    plausible = [h.label for h in extractive.hits if h.plausible]
+    assert "ThinkSafe" in plausible
+    endpoint.enqueue(Reply.answer("ThinkSafe finds that models often retain latent knowledge to identify harm, "
+                                  "even while compliance suppresses their safety mechanisms [1]."))
+    answer = ask(library, endpoint, SAFETY)
+    assert len(endpoint.requests) == 1, "the model was asked"
+    prompt = endpoint.requests[0]["body"]["messages"][-1]["content"]
+    assert "retain latent knowledge to identify harm" in prompt
+    assert answer.mode == "llm" and not answer.abstained and answer.fallback_reason is None
+    assert [c.label for c in answer.citations] == ["ThinkSafe"]
+    assert "latent knowledge" in answer.text
+
+
+def test_the_models_no_answer_is_the_abstention_with_the_closest_papers(library, endpoint):
+    endpoint.enqueue(Reply.answer("The passages do not say which papers study LLM safety."))
+    answer = ask(library, endpoint, SAFETY)
+    assert len(endpoint.requests) == 1
+    assert answer.abstained and answer.mode == "llm" and not answer.citations
+    assert answer.text.startswith("ⓘ") and "do not say" in answer.text
+    assert answer.fallback_reason is None
+    assert answer.hits, "the closest papers are still listed"
+
+
+def test_a_hedge_beside_a_checked_claim_is_shown_marked(library, endpoint):
+    endpoint.enqueue(Reply.answer("ThinkSafe finds that models often retain latent knowledge to identify harm [1]. "
+                                  "The passages do not say how large the evaluated models are."))
+    answer = ask(library, endpoint, SAFETY)
+    assert not answer.abstained and answer.mode == "llm"
+    assert "ⓘ The passages do not say how large the evaluated models are." in answer.text
+
+
+def test_a_question_no_paper_is_near_never_reaches_the_model(library, endpoint):
+    answer = ask(library, endpoint, "how does a mortgage work?")
+    assert answer.abstained and endpoint.requests == []
