@@ -13,7 +13,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   across passages, honest hedges, 10 in Chinese) and subtly wrong ones (a wrong
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
-  corpus and on a generated conference program; `--check-passages` rebuilds them.
+  corpus and on a generated conference program; `--check-passages` rebuilds them;
+* rebuilt: the same questions with their passages rebuilt against current retrieval
+  (benchmarks/data/llm_answers_rebuilt.jsonl) and the answers rewritten for them.
 
 Every reply goes through `retrieval.qa.judge_reply`, the very function answers
 go through, with the bundled embedder. Printed per set: the share of good
@@ -43,6 +45,9 @@ RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"
 ANSWERS = REPO / "benchmarks" / "data" / "llm_answers.jsonl"
 HELD_OUT = REPO / "benchmarks" / "data" / "llm_answers_heldout.jsonl"  # written after the checks were frozen
+# The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
+# them by a labeller who had not seen the checks.
+REBUILT = REPO / "benchmarks" / "data" / "llm_answers_rebuilt.jsonl"
 
 
 def reply_text(record: dict) -> tuple[str, str | None]:
@@ -247,8 +252,10 @@ def timing(cases: list[dict], embedder) -> str:
             f"of the former check ({best['baseline']:.1f} ms); best of 3 over {len(cases)} replies")
 
 
-def check_passages(cases: list[dict]) -> int:
-    """Rebuild each answer's passages with retrieval as paperbot runs it; the number that differ."""
+def check_passages(cases: list[dict], write: Path | None = None) -> int:
+    """Rebuild each answer's passages with retrieval as paperbot runs it (what the LLM is shown:
+    `citations_for(hits, plausible=True)`); the number that differ. `write`: a copy of the answers with the
+    rebuilt passages (their sentences then need rewriting for them, by a labeller)."""
     import tempfile
 
     from benchmarks import shapes
@@ -261,6 +268,7 @@ def check_passages(cases: list[dict]) -> int:
 
     embedder = Embedder()
     changed = 0
+    rebuilt: dict[str, list] = {}
     with tempfile.TemporaryDirectory() as tmp:
         program = generate_program(80, sentence_pool(None), seed=7)
         program["results"] = shapes.program()["results"] + program["results"]
@@ -277,12 +285,22 @@ def check_passages(cases: list[dict]) -> int:
                 item = json.loads(line) if line.strip() else None
                 if not item or item["corpus"] != corpus:
                     continue
-                built = [[c.n, c.label, c.quote] for c in citations_for(lib.search(item.get("search_query")
-                                                                                    or item["question"]).hits)]
+                hits = lib.search(item.get("search_query") or item["question"]).hits
+                built = [[c.n, c.label, c.quote] for c in citations_for(hits, plausible=True)]
                 if built != item["passages"]:
                     changed += 1
+                    rebuilt[item["id"]] = built
                     print(f"  passages changed: {item['id']} {item['question']!r}")
             lib.close()
+    if write is not None:
+        lines = []
+        for line in ANSWERS.read_text(encoding="utf-8").splitlines():
+            item = json.loads(line) if line.strip() else None
+            if item and item["id"] in rebuilt:
+                item["passages"] = rebuilt[item["id"]]
+                line = json.dumps(item, ensure_ascii=False)
+            lines.append(line)
+        write.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return changed
 
 
@@ -350,6 +368,8 @@ def main() -> int:
     ap.add_argument("--timing", action="store_true", help="time the check against sentence encoding alone")
     ap.add_argument("--check-passages", action="store_true",
                     help="rebuild the answers' passages by retrieval and report any that changed")
+    ap.add_argument("--write-passages", type=Path, metavar="FILE",
+                    help="with --check-passages: write the answers with their rebuilt passages to FILE")
     args = ap.parse_args()
 
     from ingest.embed import Embedder
@@ -372,6 +392,10 @@ def main() -> int:
     print(answers_line("held-out", held_out))
     for key, text in held_out["shown_bad"]:
         print(f"  BAD SHOWN {key}: {text}")
+    rebuilt = measure_answers(load_answers(REBUILT), embed)
+    print(answers_line("rebuilt", rebuilt))
+    for key, text in rebuilt["shown_bad"]:
+        print(f"  BAD SHOWN {key}: {text}")
     if args.verbose:
         for key, text, reason in m["dropped_good"]:
             print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
@@ -382,7 +406,7 @@ def main() -> int:
     if args.timing:
         print(timing(answers, embed.embedder))
     if args.check_passages:
-        print(f"passages changed: {check_passages(answers)}/{len(answers)}")
+        print(f"passages changed: {check_passages(answers, write=args.write_passages)}/{len(answers)}")
     if args.sweep:
         default = grounding.SUPPORT_THRESHOLD
         for threshold in (0.4, 0.45, 0.5, 0.55, 0.58, 0.6, 0.62, 0.64, 0.66, 0.68, 0.7, 0.75):
