@@ -244,6 +244,10 @@ SAFE = ("Guided by this analysis, we propose ThinkSafe, a self-generated alignme
 GP = ("The known regret upper bounds for the widely used GP batched upper confidence bound and GP batched Thompson "
       "sampling (GP-BTS) suffer from a multiplicative factor.")
 NVC = "The framework supports both supervised fine-tuning and reinforcement learning."
+DEVYN = ("Our results suggest that learning the action parameterization itself can be a simple and effective route to "
+         "scaling RL for high-dimensional robots.")
+ZOO = ("ZOO estimates gradients via finite differences between two function evaluations, which must use the same "
+       "data.")
 
 
 @pytest.mark.parametrize("passage, sentence, problem", [
@@ -267,6 +271,11 @@ NVC = "The framework supports both supervised fine-tuning and reinforcement lear
     (NVC, "The framework supports reinforcement learning but not supervised fine-tuning [1].", "is not so"),
     (BMT, "BMT 只需置零不到 0.5% 的权重，就超过了全参数微调 (full-parameter fine-tuning) [1]。", "the number 0.5%"),
     (BMT, "BMT 置零不到 0.05% 的权重，就超过了全参数微调 (full-parameter fine-tuning) [1]。", "matches, not that"),
+    (AS2, "AS2 reaches 99.94% cell accuracy on Visual Sudoku [1].", "that number for clevr-hans3"),
+    (AS2, "AS2 reaches 99.94% accuracy on CLEVR-Hans3 [1].", None),
+    (DEVYN, "Learning the action parameterization is the only effective route to scaling RL [1].", "'the only'"),
+    (DEVYN, "Learning the action parameterization can be a simple and effective route to scaling RL [1].", None),
+    (ZOO, "The estimate is reliable regardless of the data used in the two evaluations [1].", "'regardless'"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
