@@ -51,6 +51,7 @@ MAX_QUERY_CHARS = 2000
 # Papers whose sentence vectors are kept in memory for snippets (float16, about 8 KB each); reading them
 # from the store costs about 30 ms per answer at 20,000 papers.
 SENTENCE_CACHE_PAPERS = 2000
+RELATIVE = 0.3  # once a paper is cited, others reaching this share of its probability are cited too (a near tie)
 
 
 @dataclass
@@ -349,10 +350,13 @@ class Retriever:
                          [max((x.titled for x in s), default=0.0) for s in scored],
                          [r.missing_known for r in ranked], ranked[0].terms if ranked else 0,
                          [r.complement for r in ranked])
+        probs = [None if e is None else confidence(e) for e in found]
+        top = max((p for p in probs if p is not None), default=0.0)
+        bar = self.settings.min_confidence if top < self.settings.min_confidence else min(
+            self.settings.min_confidence, RELATIVE * top)
         hits = []
-        for r, sentences, e in zip(ranked, scored, found):
-            p = None if e is None else confidence(e)
-            relevant = self.is_relevant(r) if p is None else p >= self.settings.min_confidence
+        for r, sentences, e, p in zip(ranked, scored, found, probs):
+            relevant = self.is_relevant(r) if p is None else p >= bar
             plausible = relevant if p is None else relevant or p >= self.settings.llm_min_confidence
             hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
