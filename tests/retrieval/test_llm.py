@@ -573,3 +573,15 @@ def test_a_hedge_beside_a_checked_claim_is_shown_marked(library, endpoint):
 def test_a_question_no_paper_is_near_never_reaches_the_model(library, endpoint):
     answer = ask(library, endpoint, "how does a mortgage work?")
     assert answer.abstained and endpoint.requests == []
+
+
+def test_a_correct_number_from_the_passage_is_kept_whole(library, endpoint):
+    question = "How much does discriminator-guided RL improve FID and FD?"
+    endpoint.enqueue(Reply.answer("DRL reduces guidance-free FID from 9.38 to 2.62 on SiT and semantic-space FD "
+                                  "from 88.2 to 19.3 on DINOv3 [1]."))
+    answer = ask(library, endpoint, question)
+    assert answer.mode == "llm" and not answer.abstained, (answer.fallback_reason, answer.fallback_detail)
+    assert "from 88.2 to 19.3 on DINOv3 [1]" in answer.text and not answer.removed
+    endpoint.enqueue(Reply.answer("DRL reduces semantic-space FD from 88.2 to 9.3 on DINOv3 [1]."))
+    wrong = ask(library, endpoint, question)
+    assert "9.3 on DINOv3" not in wrong.text, "a number the passage does not give is never shown"
