@@ -111,7 +111,8 @@ class ChromaChild:
         proc = self._proc
         if proc.poll() is None:
             try:
-                proc.stdin.close()
+                if proc.stdin is not None:
+                    proc.stdin.close()
             except OSError:
                 pass
             try:

@@ -68,14 +68,14 @@ def derive_label(abstract: str) -> str:
     sentences = split_sentences(text) or [text]
     contrib = [s for s in sentences if _CONTRIB.search(s)]
     # "We propose/introduce ..." sentences name the method more often than "we study ...".
-    for s in sorted(contrib, key=lambda s: not _STRONG.search(_CONTRIB.search(s).group(0))):
+    for s in sorted(contrib, key=lambda s: not _STRONG.search(_contribution(s).group(0))):
         name = _named(s, text)
         if name:
             return name
     # A phrase: what the first contribution sentence says (a later one is often an aside, "we also present a
     # preliminary study on …", or the conclusion's "three promising research directions"), else the opening.
     for base in contrib:
-        rest = base[_CONTRIB.search(base).end():]
+        rest = base[_contribution(base).end():]
         phrase = _phrase(rest)
         if not re.match(r"\s*that\b", rest):  # "argue that this issue stems …" is a claim, not a subject
             phrase = _DETERMINER.sub("", phrase)  # "explains this shrinkage issue of RLVR" → "shrinkage issue of RLVR"
@@ -84,9 +84,17 @@ def derive_label(abstract: str) -> str:
     return _shorten(_phrase(sentences[0])) or "Untitled abstract"
 
 
+def _contribution(sentence: str) -> re.Match[str]:
+    """Where a contribution sentence says what it does ("we propose"): such sentences always have it."""
+    m = _CONTRIB.search(sentence)
+    if m is None:
+        raise ValueError(f"not a contribution sentence: {sentence[:60]!r}")
+    return m
+
+
 def _named(sentence: str, text: str) -> str:
     """The method a contribution sentence names, or ""."""
-    m = _CONTRIB.search(sentence)
+    m = _contribution(sentence)
     tail = sentence[m.start():]
     # "We introduce AS2 (...)", "we propose Psy-CoT, ...", "we introduce Devyn (Developing ...)".
     first = _FIRST.match(sentence, m.end())

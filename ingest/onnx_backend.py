@@ -70,7 +70,8 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
 
     options = session_options(ort)
     session = ort.InferenceSession(str(target / ONNX_FILE), options, providers=["CPUExecutionProvider"])
-    transformer.model = _OnnxTransformer(session, transformer.model.config)
+    config = transformer.model.config  # type: ignore[union-attr]  # a Hugging Face model: torch types its attributes loosely
+    transformer.model = _OnnxTransformer(session, config)
     return model
 
 

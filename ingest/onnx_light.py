@@ -68,9 +68,9 @@ def local_model_folder(model_path: str) -> Path:
 def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
     """Where the export of the model in `folder` lives: keyed by its path, files and the quantization config."""
     if cache_dir is None:
-        from paperbot.settings import EmbeddingSettings
+        from paperbot.settings import EmbeddingSettings, default_cache_dir
 
-        cache_dir = EmbeddingSettings.from_env().cache_dir
+        cache_dir = EmbeddingSettings.from_env().cache_dir or default_cache_dir()
     h = hashlib.sha256(json.dumps(QUANTIZATION, sort_keys=True).encode())
     h.update(str(folder).encode())
     for f in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -153,6 +153,8 @@ class OnnxEncoder:
         if pieces is None:
             inputs = [_pieces_of(e) for e in self._cut.encode_batch(texts)]
         else:
+            if self._specials is None:
+                raise ValueError("word pieces are fed only with BERT's tokenizer (word_pieces gives None otherwise)")
             head, tail = (np.asarray(ids, dtype=np.int64) for ids in self._specials)
             room = self.max_seq_length - len(head) - len(tail)
             inputs = [WordPieces(np.concatenate([head, p.ids[:room], tail]),

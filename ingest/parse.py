@@ -291,7 +291,8 @@ def _decode_in_parts(text: str) -> Any:
     """
 
     def skip(i: int) -> int:
-        return _SPACE.match(text, i).end()
+        m = _SPACE.match(text, i)  # matches everywhere: it may match nothing
+        return m.end() if m else i
 
     def fail(message: str, i: int):
         raise json.JSONDecodeError(message, text, i)
@@ -740,8 +741,8 @@ def _flat(rec: dict, where: str, line: int | None, n: int | None) -> dict:
 
 def _title_only(rec: dict, where: str, line: int | None, n: int | None) -> dict:
     """What is kept of a failing record that has a title: its id and title."""
-    flat = dict.fromkeys(("abstract", "area", "subarea", "type", "track", "venue", "tldr", "url", "pdf_url",
-                          "site_url", "bibtex", "title_zh"), "")
+    flat: dict[str, Any] = dict.fromkeys(("abstract", "area", "subarea", "type", "track", "venue", "tldr", "url",
+                                          "pdf_url", "site_url", "bibtex", "title_zh"), "")
     flat.update(authors=(), affiliations=(), keywords=(), links=(), slots=())
     for key, keys in (("id", _ID_KEYS), ("title", _TITLE_KEYS)):
         _, value = _first(rec, keys)

@@ -23,7 +23,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ingest.chunk import Chunk, chunk_text
-from ingest.embed import Embedder
 from ingest.parse import (
     ParsedFile,
     UnreadableFile,
@@ -179,7 +178,8 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
                 raise
             unreadable.append(str(exc))
     if unreadable and (strict or not parsed):  # nothing else to ingest, or every file must be read
-        raise UnreadableFile(*unreadable[0].rsplit(": ", 1))
+        source, _, problem = unreadable[0].rpartition(": ")
+        raise UnreadableFile(source, problem)
     for where in unreadable:
         log.warning("corpus file not read: %s", where)
     for f, pf in parsed:
@@ -305,7 +305,7 @@ def _chunk_pieces(prefix: WordPieces, prefix_chars: int, abstract: WordPieces, c
 def ingest(
     paths: Iterable[Path],
     store: Store,
-    embedder: Embedder,
+    embedder: TextEmbedder,
     progress: Progress | None = None,
     prune_sources: bool = True,
     strict: bool = False,
@@ -318,7 +318,8 @@ def ingest(
     then write them.
     """
     stored = _stored_state(store)
-    loaded = load_papers(paths, known={pid: s.fields for pid, s in stored.items()}, strict=strict)
+    loaded = load_papers(paths, known={pid: s.fields for pid, s in stored.items() if s.fields is not None},
+                         strict=strict)
     summary = IngestSummary(duplicates=loaded.duplicates, not_accepted=loaded.not_accepted, sources=loaded.sources,
                             files=list(loaded.files), unreadable=list(loaded.unreadable))
     for d in loaded.duplicates:
@@ -415,7 +416,7 @@ def _prune(changes: _Changes, stored: dict[str, _PaperState], wanted: set[str], 
                 summary.removed += 1
 
 
-def _write(changes: _Changes, store: Store, embedder: Embedder, progress: Progress | None,
+def _write(changes: _Changes, store: Store, embedder: TextEmbedder, progress: Progress | None,
            summary: IngestSummary) -> int:
     """New chunks first, then metadata, then deletions, between two version bumps; returns chunks embedded.
 
@@ -479,7 +480,7 @@ class _Encoded(NamedTuple):
     snippets: list[tuple]
 
 
-def _encode(batch: list[Paper], embedder: Embedder) -> _Encoded:
+def _encode(batch: list[Paper], embedder: TextEmbedder) -> _Encoded:
     """Embed the chunks of `batch` and, from the same forward pass, every sentence of each abstract.
 
     A sentence's vector is pooled from the first chunk that holds it whole; one no
@@ -501,7 +502,9 @@ def _encode(batch: list[Paper], embedder: Embedder) -> _Encoded:
         spans.append([(sentences[p.paper_id][j].start - lo + offset, sentences[p.paper_id][j].end - lo + offset)
                       for j in mine])
         owners.append([(p.paper_id, j) for j in mine])
-    pieces = [piece for c in chunked for piece in c.pieces] if all(c.pieces is not None for c in chunked) else None
+    per_chunk = [c.pieces for c in chunked]
+    pieces = ([piece for ps in per_chunk if ps is not None for piece in ps]
+              if all(ps is not None for ps in per_chunk) else None)
     vectors, span_vectors = embedder.encode_spans(texts, spans, pieces=pieces)
     pooled = {key: vector for keys, block in zip(owners, span_vectors) for key, vector in zip(keys, block)
               if np.any(vector)}

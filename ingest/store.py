@@ -148,6 +148,8 @@ class Store:
 
         headers = {"Authorization": f"Bearer {s.auth_token}"} if s.auth_token else None
         _check_heartbeat(s, headers)
+        if not s.host:
+            raise StoreError("no Chroma server host is set (CHROMA_HOST)")
         with self._errors("connect"):
             client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
                                          settings=_chroma_settings())

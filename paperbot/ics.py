@@ -36,7 +36,8 @@ def escape_text(value: str) -> str:
 def fold(line: str) -> str:
     """One content line folded at 75 octets (continuations start with a space), CRLF-terminated."""
     out: list[str] = []
-    current, size, limit = [], 0, LINE_OCTETS
+    current: list[str] = []
+    size, limit = 0, LINE_OCTETS
     for char in line:
         octets = len(char.encode("utf-8"))
         if size + octets > limit:

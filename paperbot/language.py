@@ -52,7 +52,7 @@ def guess_language(text: str) -> str:
     if latin / (len(letters) + 3 * cjk) < 0.7:
         rest = "".join(c for c in letters if c >= "\u0250")
         counts = {lang: len(re.findall(f"[{ranges}]", rest)) for lang, ranges in _SCRIPTS}
-        lang = max(counts, key=counts.get)
+        lang = max(counts, key=lambda k: counts[k])
         if lang == "zh" and counts["ja"]:
             lang = "ja"
         return lang if counts[lang] else "other"

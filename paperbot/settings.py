@@ -7,6 +7,8 @@ ConfigError naming the variable and what is allowed.
 
 from __future__ import annotations
 
+import builtins
+
 import os
 import re
 from collections.abc import Mapping
@@ -352,7 +354,7 @@ def load_env_file(environ: Mapping[str, str] | None = None) -> tuple[Path | None
     return path, ""
 
 
-class _Env:
+class _Env:  # its readers are named after the types they return, so annotations below them say builtins.str
     """Typed reads of environment variables with errors that name the variable."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
@@ -361,17 +363,17 @@ class _Env:
     def str(self, name: str, default: str = "") -> str:
         return self._env.get(name, default).strip()
 
-    def first_str(self, *names: str) -> str:
+    def first_str(self, *names: builtins.str) -> builtins.str:
         for name in names:
             if value := self.str(name):
                 return value
         return ""
 
-    def path(self, name: str, default: _D) -> Path | _D:
+    def path(self, name: builtins.str, default: _D) -> Path | _D:
         raw = self.str(name)
         return Path(raw).expanduser() if raw else default
 
-    def int(self, name: str, default, lo: int | None = None, hi: int | None = None):
+    def int(self, name: builtins.str, default, lo: builtins.int | None = None, hi: builtins.int | None = None):
         raw = self.str(name)
         if not raw:
             return default
@@ -381,7 +383,7 @@ class _Env:
             raise ConfigError(name, f"must be a whole number, got {raw!r}") from None
         return self._bounded(name, value, lo, hi)
 
-    def float(self, name: str, default: float, lo: float | None = None, hi: float | None = None) -> float:
+    def float(self, name: builtins.str, default: float, lo: float | None = None, hi: float | None = None) -> float:
         raw = self.str(name)
         if not raw:
             return default
@@ -396,7 +398,7 @@ class _Env:
             raise ConfigError(name, f"must be a finite number ({span}), got {raw!r}")
         return self._bounded(name, value, lo, hi)
 
-    def bool(self, name: str, default: bool) -> bool:
+    def bool(self, name: builtins.str, default: builtins.bool) -> builtins.bool:
         raw = self.str(name).lower()
         if not raw:
             return default
@@ -406,7 +408,8 @@ class _Env:
             return False
         raise ConfigError(name, f"must be one of true/false/1/0/yes/no/on/off, got {raw!r}")
 
-    def choice(self, name: str, default: str, allowed: tuple[str, ...], upper: bool = False) -> str:
+    def choice(self, name: builtins.str, default: builtins.str, allowed: tuple[builtins.str, ...],
+               upper: builtins.bool = False) -> builtins.str:
         raw = self.str(name)
         if not raw:
             return default
@@ -415,7 +418,8 @@ class _Env:
             raise ConfigError(name, f"must be one of {', '.join(allowed)}, got {raw!r}")
         return value
 
-    def match(self, name: str, default: str, pattern: str, allowed: str) -> str:
+    def match(self, name: builtins.str, default: builtins.str, pattern: builtins.str,
+              allowed: builtins.str) -> builtins.str:
         raw = self.str(name)
         if not raw:
             return default
@@ -423,7 +427,7 @@ class _Env:
             raise ConfigError(name, f"must be {allowed}, got {raw!r}")
         return raw
 
-    def int_set(self, name: str, default: frozenset[int]) -> frozenset[int]:
+    def int_set(self, name: builtins.str, default: frozenset[builtins.int]) -> frozenset[builtins.int]:
         raw = self.str(name)
         if not raw:
             return default

@@ -186,6 +186,8 @@ class UserData:
             cur = db.execute("INSERT INTO watches (user_id, topic, channel_id, created_at) VALUES (?, ?, ?, ?)",
                              (str(user_id), topic, str(channel_id or ""), time.time()))
             wid = cur.lastrowid
+        if wid is None:  # sqlite3 sets it after every INSERT
+            raise UserDataError("the watch was not stored")
         return Watch(id=int(wid), user_id=str(user_id), topic=topic, channel_id=str(channel_id or ""))
 
     def watches(self, user_id: str | int | None = None) -> list[Watch]:

@@ -206,7 +206,7 @@ class ReplyCheck:
     dropped: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.valid = {p.n for p in self.passages} if self.valid is None else set(self.valid)
+        self.valid = self._valid = {p.n for p in self.passages} if self.valid is None else set(self.valid)
         self.checker = Checker(self.passages, self.encoder, question=self.question, threshold=self.threshold)
         self._decided = 0  # sentences decided, counted in the order they appear
         self._seen: dict[str, int] = {}
@@ -224,7 +224,7 @@ class ReplyCheck:
     def feed(self, raw: str, final: bool = False) -> str:
         """The reply so far (raw, as streamed) → the checked text to show; complete sentences only, unless `final`."""
         dropped: list[int] = []
-        text = clean_reply(raw, self.valid, dropped, self.secrets)
+        text = clean_reply(raw, self._valid, dropped, self.secrets)
         self.dropped.extend(n for n in dropped if n not in self.dropped)
         return self.feed_clean(text, final)
 
@@ -318,11 +318,11 @@ class ReplyCheck:
             if hedges and len(hedges) == len(self._waiting):  # only "the passages do not say …": the model declines
                 return Verdict("", [], self.dropped, grounding=g, removed=removed, declined=join_sentences(hedges))
             if not self._cited_any:
-                return Verdict("", [], self.dropped, "LLM_NO_CITATION", _no_citation_reason(self.dropped, self.valid),
+                return Verdict("", [], self.dropped, "LLM_NO_CITATION", _no_citation_reason(self.dropped, self._valid),
                                g, removed)
             reason = _FALLBACK_REASONS.get(g.problem or "empty", "LLM_UNGROUNDED")
             return Verdict("", [], self.dropped, reason, _grounding_detail(g), g, removed)
-        return Verdict(g.text, [n for n in g.used if n in self.valid], self.dropped, grounding=g, removed=removed)
+        return Verdict(g.text, [n for n in g.used if n in self._valid], self.dropped, grounding=g, removed=removed)
 
 
 def _grounding_detail(grounding: Grounding) -> str:

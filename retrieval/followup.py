@@ -29,7 +29,7 @@ how much topic a Chinese follow-up has and whether it overlaps the conversation.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from paperbot.text import content_words as text_content_words
@@ -349,7 +349,7 @@ def _stem(word: str) -> str:
     return word[:5]  # of a stem: "optim" ~ "optimization", "molecul" ~ "molecular": enough to see a shared topic
 
 
-def _overlaps(words: Sequence[str], history: Sequence[Turn]) -> bool:
+def _overlaps(words: Iterable[str], history: Sequence[Turn]) -> bool:
     """Whether any of `words` is a content word of the conversation (its questions and the papers' labels)."""
     seen = {_stem(w) for t in history for w in terms(t.question + " " + " ".join(t.labels))}
     return any(_stem(w) in seen for w in words)

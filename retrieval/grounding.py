@@ -107,7 +107,7 @@ def strip_template(text: str) -> str:
         elif m:
             text = text[m.end():]
     text = _OTHER_TOKENS.sub(" ", text)
-    lines = []
+    lines: list[str] = []
     for line in text.split("\n"):
         if _ROLE_PREFIX.match(line) and lines:
             break  # the model invents the next question
@@ -150,8 +150,8 @@ def _echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
         rest = _squash(m.group(1))
         for p in passages:
             for start in (_squash(p.label), _squash(p.text)):
-                head = start[:40].rsplit(" ", 1)[0] if len(start) > 40 else start
-                if head and len(head) >= 6 and rest.startswith(head):
+                opening = start[:40].rsplit(" ", 1)[0] if len(start) > 40 else start
+                if opening and len(opening) >= 6 and rest.startswith(opening):
                     return True
     words = set(_words(bare))
     if len(words) >= 4:
@@ -222,7 +222,7 @@ _UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt"
 
 def numbers(text: str) -> list[tuple[str, float, str | None]]:
     """(as written, value, unit) of every number in `text`; 50K is 50000, "twelve" 12, "1000x" a factor."""
-    out = []
+    out: list[tuple[str, float, str | None]] = []
     for m in _NUMBER.finditer(text):
         if m.group(3):
             out.append((m.group(3), float(_NUMBER_WORDS[m.group(3).lower()]), None))
@@ -430,6 +430,8 @@ class Meaning:
 
     def _passage_tokens(self) -> dict[int, np.ndarray]:
         if self._tokens is None:
+            if self.encoder is None:
+                raise ValueError("token alignment needs an encoder")
             ns = list(self.passages)
             rows = self.encoder.encode_tokens([f"{self.passages[n].label}: {plain(self.passages[n].text)}" for n in ns])
             self._tokens = {n: vectors for n, (_, vectors) in zip(ns, rows)}
@@ -596,7 +598,7 @@ class Grounding:
         """Why nothing is shown: the commonest removal reason, or None when text is left."""
         if self.text:
             return None
-        return max(self.removed, key=self.removed.get) if self.removed else "empty"
+        return max(self.removed, key=lambda why: self.removed[why]) if self.removed else "empty"
 
 
 def _cite(sentence: str, numbers_: Sequence[int]) -> str:

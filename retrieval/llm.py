@@ -294,7 +294,8 @@ class LLMClient:
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str) or not content.strip():
             raise self._error("the reply is empty")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        found = data.get("usage")
+        usage: dict = found if isinstance(found, dict) else {}
         return Completion(
             text=content[:MAX_REPLY_CHARS],
             model=str(data.get("model") or ""),

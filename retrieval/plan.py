@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from paperbot.ics import Event
 from paperbot.records import Paper, Slot
@@ -84,7 +84,7 @@ class Plan:
         return list(dict.fromkeys(s.day for s in self.slots))
 
     def to_json(self) -> dict:
-        out = {"query": self.query, "slots": [s.to_json() for s in self.slots]}
+        out: dict[str, Any] = {"query": self.query, "slots": [s.to_json() for s in self.slots]}
         if self.day:
             out["day"] = self.day
         if self.unscheduled:
@@ -133,10 +133,10 @@ def build_plan(query: str, scored: Iterable[tuple[Paper, float | None]], day: st
         for s in slots:
             groups.setdefault((s.session, s.start, s.end, s.room, s.kind), []).append(
                 PlanPaper(paper, score, s.poster_position))
-    slots = [PlanSlot(session, start, end, room, kind, tuple(sorted(papers, key=_best_first)))
-             for (session, start, end, room, kind), papers in groups.items()]
-    slots.sort(key=lambda s: s.slot.order())
-    return Plan(query=query, slots=_mark_clashes(slots), unscheduled=unscheduled, day=day, abstained=abstained)
+    plan_slots = [PlanSlot(session, start, end, room, kind, tuple(sorted(papers, key=_best_first)))
+                  for (session, start, end, room, kind), papers in groups.items()]
+    plan_slots.sort(key=lambda s: s.slot.order())
+    return Plan(query=query, slots=_mark_clashes(plan_slots), unscheduled=unscheduled, day=day, abstained=abstained)
 
 
 def _best_first(p: PlanPaper) -> float:
@@ -148,11 +148,13 @@ def _mark_clashes(slots: Sequence[PlanSlot]) -> list[PlanSlot]:
     out = []
     for i, s in enumerate(slots):
         clashes: list[str] = []
-        if s.kind in TALKS and spans[i] is not None:
-            a0, a1 = spans[i]
+        mine = spans[i]
+        if s.kind in TALKS and mine is not None:
+            a0, a1 = mine
             for j, other in enumerate(slots):
-                if j != i and other.kind in TALKS and spans[j] is not None:
-                    b0, b1 = spans[j]
+                theirs = spans[j]
+                if j != i and other.kind in TALKS and theirs is not None:
+                    b0, b1 = theirs
                     if a0 < b1 and b0 < a1 and (other.session, other.room) != (s.session, s.room):
                         clashes.append(other.session or other.room)
         out.append(PlanSlot(s.session, s.start, s.end, s.room, s.kind, s.papers, tuple(dict.fromkeys(clashes))))

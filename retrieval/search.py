@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ingest.embed import Embedder
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
+from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, paper_id_of
 from paperbot.settings import RetrievalSettings
 from paperbot.text import asks_quantity, search_text, split_sentences
@@ -74,7 +74,7 @@ class Retriever:
     in memory only.
     """
 
-    def __init__(self, store: Store, embedder: Embedder, settings: RetrievalSettings | None = None,
+    def __init__(self, store: Store, embedder: TextEmbedder, settings: RetrievalSettings | None = None,
                  view_file: Path | None = None) -> None:
         self.store = store
         self.embedder = embedder
@@ -173,7 +173,7 @@ class Retriever:
                 if i is not None and not sim <= dense[i] and (allowed is None or allowed[i]):
                     dense[i] = sim
         if allowed is not None and (share < BROAD_FILTER
-                                    or np.count_nonzero(~np.isnan(dense)) < min(depth, np.count_nonzero(allowed))):
+                                    or np.count_nonzero(~np.isnan(dense)) < min(depth, int(np.count_nonzero(allowed)))):
             # every allowed chunk scored exactly: cheaper than asking the vector index to filter
             rows = np.flatnonzero(allowed[view.chunk_paper_idx])
             sims = view.vectors_of(rows, self.store).astype(np.float32) @ qvec.astype(np.float32)
@@ -205,9 +205,9 @@ class Retriever:
         coverage, missing, known = view.coverage(weights), view.missing(weights), view.missing(weights, known=True)
         chosen = cand[order].astype(np.int64)
         held = view.holds(weights, chosen)  # (terms, papers): which of the query's terms each ranked paper has
-        share = np.array(list(weights.values()), dtype=np.float32) / (sum(weights.values()) or 1.0)
+        term_share = np.array(list(weights.values()), dtype=np.float32) / (sum(weights.values()) or 1.0)
         # the most of what each paper lacks that one other ranked paper holds: a question joining two topics
-        elsewhere = ((1 - held) * share[:, None]).T @ held if len(weights) else np.zeros((len(chosen),) * 2)
+        elsewhere = ((1 - held) * term_share[:, None]).T @ held if len(weights) else np.zeros((len(chosen),) * 2)
         np.fill_diagonal(elsewhere, 0.0)
         complement = elsewhere.max(axis=1) if len(chosen) > 1 else np.zeros(len(chosen))
         ranked = []

@@ -32,10 +32,10 @@ import threading
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import astuple, fields, is_dataclass
 from pathlib import Path
-from typing import get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 import numpy as np
 
@@ -61,18 +61,19 @@ _SHARED = frozenset({"source", "venue", "area", "subarea", "presentation", "trac
 _SHARED_LISTS = frozenset({"authors", "affiliations", "keywords"})
 
 
-def _decoders() -> tuple[tuple[str, ...], list]:
+def _decoders() -> tuple[tuple[str, ...], list[Callable[[Any], Any] | None]]:
     """The paper record's field names (nested records' fields too: any change makes saved views stale), and
     per field how a JSON value becomes the field's value again (None: as it is)."""
     hints = get_type_hints(Paper)
-    names, decode = [], []
+    names: list[str] = []
+    decode: list[Callable[[Any], Any] | None] = []
     for f in fields(Paper):
         hint = hints[f.name]
         args = get_args(hint) if get_origin(hint) is tuple else ()
         if args and is_dataclass(args[0]):
             nested = args[0]
             names.append(f"{f.name}:{','.join(g.name for g in fields(nested))}")
-            decode.append(lambda rows, cls=nested: tuple(cls(*row) for row in rows))
+            decode.append(lambda rows, cls=nested: tuple(cls(*row) for row in rows))  # type: ignore[misc]  # default binds the class
         elif args:
             names.append(f.name)
             decode.append((lambda v: tuple(map(sys.intern, v))) if f.name in _SHARED_LISTS else tuple)
@@ -166,11 +167,11 @@ class CorpusView:
         """Write the view to `path` atomically (a temporary file in the same folder, then os.replace)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         kw = self.keyword
-        arrays = {"indptr": np.ascontiguousarray(kw.indptr, dtype=np.int64),
+        arrays: dict[str, np.ndarray] = {"indptr": np.ascontiguousarray(kw.indptr, dtype=np.int64),
                   "postings": np.ascontiguousarray(kw.postings, dtype=np.int32),
                   "weights": np.ascontiguousarray(kw.weights, dtype=np.float32),
                   "chunk_paper_idx": np.ascontiguousarray(self.chunk_paper_idx, dtype=np.int32)}
-        blobs = {"terms": _json_bytes(kw.terms()), "chunk_ids": _json_bytes(self.chunk_ids),
+        blobs: dict[str, bytes] = {"terms": _json_bytes(kw.terms()), "chunk_ids": _json_bytes(self.chunk_ids),
                  "papers": _json_array_bytes([list(astuple(p)) for p in self.papers.values()])}
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
@@ -186,9 +187,10 @@ class CorpusView:
                     offset += len(data)
 
                 put(MAGIC)
-                for name, data in [*arrays.items(), *blobs.items()]:
+                parts: list[tuple[str, np.ndarray | bytes]] = [*arrays.items(), *blobs.items()]
+                for name, data in parts:
                     put(b"\0" * (-offset % ALIGN))
-                    raw = memoryview(data).cast("B") if isinstance(data, np.ndarray) else data
+                    raw: bytes | memoryview = data.data.cast("B") if isinstance(data, np.ndarray) else data
                     sections[name] = {"offset": offset, "nbytes": len(raw)}
                     if isinstance(data, np.ndarray):
                         sections[name].update(dtype=data.dtype.str, shape=list(data.shape))
