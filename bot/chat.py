@@ -12,6 +12,7 @@ import asyncio
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from bot.app import messages as bot_messages
 from bot.app.client import PaperBot
@@ -33,10 +34,11 @@ The conference week: /plan TOPIC (or /plan saved), save (the last answer's or pa
 /watch list, /watch remove N, /forget. Files the bot attaches (.ics, .bib) are written to this folder."""
 # "/word REST" with a subcommand: (command, option); REST is the option's value.
 WEEK = {("/saved", "remove"): ("saved remove", "paper"), ("/watch", "remove"): ("watch remove", "watch")}
-WEEK_BARE = {"/saved": ("saved list", {}), "/saved list": ("saved list", {}), "/saved clear": ("saved clear", {}),
-             "/saved bibtex": ("saved export", {"format": "bib"}),
-             "/saved calendar": ("saved export", {"format": "ics"}), "/watch list": ("watch list", {}),
-             "/forget": ("forget", {}), "/plan saved": ("plan", {"saved": True})}
+WEEK_BARE: dict[str, tuple[str, dict[str, Any]]] = {
+    "/saved": ("saved list", {}), "/saved list": ("saved list", {}), "/saved clear": ("saved clear", {}),
+    "/saved bibtex": ("saved export", {"format": "bib"}),
+    "/saved calendar": ("saved export", {"format": "ics"}), "/watch list": ("watch list", {}),
+    "/forget": ("forget", {}), "/plan saved": ("plan", {"saved": True})}
 # "/word REST" → the slash command and its option; the result is a list that next / prev page through.
 LISTS = {"/search": ("search", "query"), "/author": ("author", "author"), "/area": ("area", "area"),
          "/similar": ("similar", "paper"), "/related": ("related", "text")}

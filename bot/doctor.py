@@ -152,7 +152,7 @@ def check_store(settings: Settings, embedder) -> list[Check]:
     s = settings.store
     from retrieval.view import view_file
 
-    saved = view_file(_Where(s), settings.cache_dir)
+    saved = view_file(s, settings.cache_dir)
     request = {"store": _store_json(s), "model": embedder.name, "dimension": embedder.dimension,
                "view_file": str(saved)}
     timeout = max(PROBE_MIN_TIMEOUT, 3 * s.timeout)
@@ -194,16 +194,19 @@ def run_probe(request: dict, stall: float) -> tuple[int | None, str, str]:
         proc = subprocess.Popen(probe_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                 text=True, env=_child_env(), cwd=str(PACKAGES_ROOT))
         lines: queue.Queue[str | None] = queue.Queue()
+        stdin, stdout = proc.stdin, proc.stdout
+        if stdin is None or stdout is None:  # both are pipes: Popen was asked for them
+            raise RuntimeError("the probe's pipes were not opened")
 
         def read() -> None:
-            for line in proc.stdout:
+            for line in stdout:
                 lines.put(line.strip())
             lines.put(None)
 
         threading.Thread(target=read, daemon=True, name="doctor-probe").start()
         try:
-            proc.stdin.write(json.dumps(request))
-            proc.stdin.close()
+            stdin.write(json.dumps(request))
+            stdin.close()
         except OSError:  # the probe is gone already; its exit code says why
             pass
         last, step = "", ""
@@ -241,13 +244,6 @@ def _child_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGES_ROOT), env.get("PYTHONPATH", "")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")
     return env
-
-
-class _Where:
-    """Enough of a Store for `view_file` and `store_identity` (its settings), without opening it."""
-
-    def __init__(self, settings: StoreSettings) -> None:
-        self.settings = settings
 
 
 def _store_json(s: StoreSettings) -> dict:
@@ -352,7 +348,7 @@ def _saved_view(store, path: Path, built) -> dict:
 
     out = {"path": str(path), "papers": len(built.papers)}
     try:
-        saved = CorpusView.load(path, built.version, store_identity(store))
+        saved = CorpusView.load(path, built.version, store_identity(store.settings))
     except ViewFileError as exc:
         return {**out, "state": exc.kind, "problem": str(exc)}
     if saved.chunk_ids != built.chunk_ids:

@@ -52,7 +52,7 @@ class Library:
         self._store: Store | None = Store(settings.store, self.embedder.name, self.embedder.dimension,
                                           child=serving and settings.store.child)
         self.retriever = Retriever(self._store, self.embedder, settings.retrieval,
-                                   view_file=view_file(self._store, settings.cache_dir))
+                                   view_file=view_file(settings.store, settings.cache_dir))
         self.similarity = Similarity(self.retriever)
 
     @property

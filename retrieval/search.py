@@ -111,7 +111,7 @@ class Retriever:
         path = self.view_file
         if path is not None:
             try:
-                view = CorpusView.load(path, version, store_identity(self.store))
+                view = CorpusView.load(path, version, store_identity(self.store.settings))
                 log.info("read the serving view (%d papers) from %s", len(view.papers), path)
                 return view
             except ViewFileError as exc:
@@ -133,7 +133,7 @@ class Retriever:
             if self.store.write_in_progress() or self.store.content_version() != view.version:
                 log.info("not saving the serving view: the store changed while it was built")
                 return
-            view.save(path, store_identity(self.store))
+            view.save(path, store_identity(self.store.settings))
             log.info("saved the serving view to %s", path)
         except OSError as exc:
             log.warning("cannot save the serving view to %s (%s); it is rebuilt at every start", path,

@@ -42,6 +42,7 @@ import numpy as np
 from ingest.store import Store
 from paperbot.memory import release_free_memory
 from paperbot.records import Paper, StoredChunk, assemble_parts, indexed_text
+from paperbot.settings import StoreSettings
 from retrieval.filters import FilterIndex, Filters
 from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex
 
@@ -73,7 +74,8 @@ def _decoders() -> tuple[tuple[str, ...], list[Callable[[Any], Any] | None]]:
         if args and is_dataclass(args[0]):
             nested = args[0]
             names.append(f"{f.name}:{','.join(g.name for g in fields(nested))}")
-            decode.append(lambda rows, cls=nested: tuple(cls(*row) for row in rows))  # type: ignore[misc]  # default binds the class
+            # the default argument binds this field's record class
+            decode.append(lambda rows, cls=nested: tuple(cls(*row) for row in rows))  # type: ignore[misc]  # see above
         elif args:
             names.append(f.name)
             decode.append((lambda v: tuple(map(sys.intern, v))) if f.name in _SHARED_LISTS else tuple)
@@ -362,19 +364,17 @@ class CorpusView:
 # -- where the file lives, and reading its header ---------------------------------------------------
 
 
-def view_file(store: Store, cache_dir: Path) -> Path:
+def view_file(s: StoreSettings, cache_dir: Path) -> Path:
     """Beside an embedded store (in CHROMA_PATH, so it moves with it); for a Chroma server, in the
     cache folder, named after the server and collection."""
-    s = store.settings
     if not s.is_server:
         return s.path / f"paperbot-view-{s.collection}.bin"
     host = "".join(c if c.isalnum() or c in ".-" else "_" for c in s.host or "")
     return cache_dir / "views" / f"{host}-{s.port}-{s.collection}.bin"
 
 
-def store_identity(store: Store) -> str:
+def store_identity(s: StoreSettings) -> str:
     """What a view file was written for: the server and collection, or the embedded store's collection."""
-    s = store.settings
     return f"{s.host}:{s.port}/{s.collection}" if s.is_server else f"embedded/{s.collection}"
 
 

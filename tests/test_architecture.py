@@ -7,6 +7,7 @@ including those inside functions; only imports under `if TYPE_CHECKING:` are ski
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,3 +259,14 @@ def test_collector_counts_function_imports_and_skips_type_checking(tmp_path):
     cycles, report = describe_cycles(project_imports(tmp_path, ("pkg",)))
     assert cycles == [["pkg.a", "pkg.b"]]
     assert "pkg/a.py:1" in report and "pkg/b.py:3" in report
+
+
+def test_every_type_ignore_names_its_code_and_reason():
+    """`# type: ignore[code]  # why`: the type checker (mypy, in CI) is silenced only where the line says why."""
+    bare = []
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+                if "type: ignore" in line and not re.search(r"# type: ignore\[[a-z-]+(?:, ?[a-z-]+)*\]\s+#\s*\S", line):
+                    bare.append(f"{path.relative_to(REPO)}:{n}")
+    assert not bare, f"a type: ignore without its code and a reason: {bare}"

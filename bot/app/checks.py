@@ -46,7 +46,7 @@ class ServersOnly(Refusal):
 
 
 def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]
+    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def rate_limited(interaction: discord.Interaction) -> bool:

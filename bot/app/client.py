@@ -106,7 +106,7 @@ class PaperBot(discord.Client):
         self.permission_warnings = PermissionWarnings()
         self._reindex: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
         self.conversations = Conversations(self)
-        self.user_data: UserData | None = None  # saved papers and watches: opened in setup_hook
+        self._user_data: UserData | None = None  # saved papers and watches: opened in setup_hook
         self.watcher = Watcher(self)
         self.watch = watch  # check for new papers every watcher.poll seconds (`paperbot run`)
         self._watch_task: asyncio.Task | None = None
@@ -132,8 +132,8 @@ class PaperBot(discord.Client):
         self.add_dynamic_items(*ITEMS, *WEEK_ITEMS)  # every button works after a restart, whatever message it is on
         await self.tree.set_translator(PaperTranslator())  # command names and descriptions in Chinese too
         await self.papers()  # autocomplete answers from memory from the first keystroke
-        if self.user_data is None:
-            self.user_data = await asyncio.to_thread(UserData, self.settings.user_db_path)
+        if self._user_data is None:
+            self._user_data = await asyncio.to_thread(UserData, self.settings.user_db_path)
         await self.watcher.catch_up()  # papers an ingest added while the bot was down are queued for watches
         if self.watch:
             self._watch_task = asyncio.get_running_loop().create_task(self.watcher.loop(), name="paperbot-watches")
@@ -302,6 +302,13 @@ class PaperBot(discord.Client):
         async with self.work:
             return await asyncio.to_thread(plan_for, self.library, text, k, day)
 
+    @property
+    def user_data(self) -> UserData:
+        """The users file (saved papers, watches), opened by setup_hook."""
+        if self._user_data is None:
+            raise RuntimeError("the users file is opened in setup_hook, before the bot handles anything")
+        return self._user_data
+
     # -- the users file: saved papers and watches ------------------------------------------------
 
     async def save_papers(self, user_id: int, paper_ids: tuple[str, ...]) -> tuple[int, int]:
@@ -437,7 +444,7 @@ class PaperBot(discord.Client):
         if how is None:
             return None
         text = message.content
-        if message.guild is not None:
+        if message.guild is not None and self.user is not None:
             text = re.sub(rf"<@!?{self.user.id}>", " ", text)
             role = message.guild.self_role
             if role is not None:
@@ -477,7 +484,7 @@ class PaperBot(discord.Client):
     async def on_error(self, event_method: str, /, *args, **kwargs) -> None:
         error = sys.exc_info()[1]
         message = args[0] if args else None
-        if event_method in {"on_message", "message"} and isinstance(message, discord.Message):
+        if event_method in {"on_message", "message"} and isinstance(message, discord.Message) and error is not None:
             await report_message_error(message, error, f"event {event_method}", self.permission_warnings)
         else:
             log.error("unexpected error in event %s", event_method, exc_info=error)

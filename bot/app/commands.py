@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
@@ -50,7 +50,7 @@ def _locale(interaction: discord.Interaction) -> str:
 
 
 def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]
+    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def _filters(author: str | None, area: str | None, kind: app_commands.Choice[str] | None, track: str | None,
@@ -305,6 +305,7 @@ async def reindex(interaction: discord.Interaction) -> None:
 
 def _wire_autocomplete() -> None:
     """Autocomplete callbacks, attached when commands are registered (not as a side effect of importing)."""
+    command: app_commands.Command[Any, ..., Any]
     for command in (ask, search):
         for name in ("author", "area", "track", "keyword"):
             command.autocomplete(name)(_values_autocomplete(name))
@@ -317,6 +318,7 @@ def _wire_autocomplete() -> None:
 
 def register(tree: app_commands.CommandTree) -> None:
     _wire_autocomplete()
+    command: app_commands.Command[Any, ..., Any] | app_commands.Group | app_commands.ContextMenu
     for command in (ask, search, paper, author, area, similar, related, about, reindex, ask_about_message,
                     *week.COMMANDS):
         tree.add_command(command)

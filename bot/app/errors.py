@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -45,8 +46,8 @@ def describe_error(error: BaseException, where: str, lang: str = "en") -> str:
 
 async def report_interaction_error(interaction: discord.Interaction, error: BaseException) -> None:
     """Tell the user (ephemerally) what went wrong with a command or a button."""
-    name = interaction.command.qualified_name if interaction.command else (interaction.data or {}).get(
-        "custom_id", "?")
+    data: dict[str, Any] = dict(interaction.data or {})
+    name = interaction.command.qualified_name if interaction.command else str(data.get("custom_id", "?"))
     lang = message_language(_question(interaction), str(interaction.locale))
     text = describe_error(error, f"/{name} by user {interaction.user.id}", lang)
     if interaction.type is discord.InteractionType.autocomplete:
@@ -101,5 +102,6 @@ async def report_message_error(message: discord.Message, error: BaseException, w
 
 def _question(interaction: discord.Interaction) -> str | None:
     """The text the user typed in a command's options (its language chooses the message's), if any."""
-    options = (interaction.data or {}).get("options") or []
+    data: dict[str, Any] = dict(interaction.data or {})
+    options: list[dict[str, Any]] = list(data.get("options") or [])
     return " ".join(str(o.get("value", "")) for o in options if isinstance(o.get("value"), str)) or None

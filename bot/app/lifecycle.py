@@ -29,9 +29,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.health import Beat, write_beat
 from paperbot.settings import Settings
@@ -178,7 +178,7 @@ async def drain(shutdown: Shutdown, grace: float = SHUTDOWN_GRACE) -> tuple[int,
     return len(tasks) - len(left), len(left)
 
 
-async def serve(settings: Settings, connect: Callable[[PaperBot], Awaitable[object]], *,
+async def serve(settings: Settings, connect: Callable[[PaperBot], Coroutine[Any, Any, object]], *,
                 sync_commands: bool = True, watch: bool = True) -> int:
     """Open the services, run the bot until `connect(bot)` ends or a stop signal arrives; then stop cleanly."""
     from bot.app.client import PaperBot
@@ -278,7 +278,10 @@ def run_bot(settings: Settings) -> int:
 
 def _reason(exc: BaseException) -> str:
     """The innermost cause of a connection error, in a few words (no traceback)."""
-    while exc.__cause__ is not None or getattr(exc, "os_error", None) is not None:
-        exc = getattr(exc, "os_error", None) or exc.__cause__
+    while True:
+        inner = getattr(exc, "os_error", None) or exc.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        exc = inner
     return str(exc).strip() or type(exc).__name__
 

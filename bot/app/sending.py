@@ -9,6 +9,7 @@ import asyncio
 import io
 import logging
 import time
+from typing import Any
 from collections.abc import Sequence
 
 import discord
@@ -21,7 +22,7 @@ NO_MENTIONS = discord.AllowedMentions.none()
 STREAM_INTERVAL = 1.0  # seconds between edits of a streaming answer
 
 
-def _kwargs(page: Page) -> dict:
+def _kwargs(page: Page) -> dict[str, Any]:
     return {"content": page.content or None, "embeds": [to_embed(c) for c in page.cards],
             "allowed_mentions": NO_MENTIONS}
 
@@ -49,7 +50,7 @@ async def reply(message: discord.Message, pages: Sequence[Page], *, view: discor
                 first: discord.Message | None = None) -> None:
     """Answer a message (a DM or a mention) in the same channel; `first` is a preview to replace."""
     for i, page in enumerate(pages):
-        extra = {"view": view} if i == len(pages) - 1 and view is not None else {}
+        extra: dict[str, Any] = {"view": view} if i == len(pages) - 1 and view is not None else {}
         if i == 0 and first is not None:
             await first.edit(**_kwargs(page), **extra)
         elif i == 0:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -35,6 +36,7 @@ from paperbot.language import message_language
 from retrieval.types import Answer, SearchResult
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
     from bot.app.seam import BotSeam
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ def new_key() -> str:
 
 
 def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]
+    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def cited_ids(answer: Answer) -> tuple[str, ...]:
@@ -109,9 +111,10 @@ def _title_text(message: discord.Message, prefix: str) -> str | None:
 
 
 class _Persistent:
-    """Shared by every button: lookups count against the cheap bucket, errors reach the one handler."""
+    """Shared by every button (mixed in before discord.ui.DynamicItem): lookups count against the cheap bucket,
+    errors reach the one handler."""
 
-    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+    async def callback(self, interaction: discord.Interaction) -> None:
         try:
             retry = _bot(interaction).lookups.hit(interaction.user.id)
             if retry is not None:
@@ -152,13 +155,14 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
         bot = _bot(interaction)
         answer = bot.recall(self.key)
         if not isinstance(answer, Answer):
-            question = _title_text(interaction.message, "Q: ") if interaction.message else None
-            if not question:
+            message = interaction.message
+            question = _title_text(message, "Q: ") if message else None
+            if message is None or not question:
                 await _gone(interaction)
                 return
             await interaction.response.defer(thinking=True, ephemeral=True)
             # A follow-up's sources come from its conversation, which Discord still has.
-            history = await bot.conversations.history(interaction.message)
+            history = await bot.conversations.history(message)
             result = await bot.search_follow_up(question, history)
             answer = Answer(question=question, text="", abstained=result.abstained, citations=[], hits=result.hits)
             bot.remember(self.key, answer)
@@ -210,9 +214,10 @@ class SavePapers(_Persistent, discord.ui.DynamicItem[discord.ui.Button], templat
 
     def __init__(self, ids: tuple[str, ...], lang: str = "en") -> None:
         prefix = "pb:save:"
+        custom_id = prefix + _ids_part(ids, CUSTOM_ID - len(prefix))
         super().__init__(discord.ui.Button(label=messages.text("SAVE_LABEL", lang), style=discord.ButtonStyle.success,
-                                           custom_id=prefix + _ids_part(ids, CUSTOM_ID - len(prefix))))
-        self.ids = tuple(i for i in self.item.custom_id[len(prefix):].split(",") if i)
+                                           custom_id=custom_id))
+        self.ids = tuple(i for i in custom_id[len(prefix):].split(",") if i)
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
@@ -281,13 +286,14 @@ class _Paging(_Persistent):
     def __init__(self, direction: str, key: str, page: int, k: int, owner: int, *, disabled: bool = False,
                  lang: str = "en") -> None:
         label = messages.text("PREVIOUS_LABEL" if direction == "p" else "NEXT_LABEL", lang)
-        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
-                                           custom_id=f"{self.prefix}:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
+        super().__init__(  # type: ignore[call-arg]  # a mixin: DynamicItem follows it in each pager's bases
+            discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, disabled=disabled,
+                              custom_id=f"{self.prefix}:{direction}:{key}:{max(page, 0)}:{k}:{owner}"))
         self.key, self.page, self.k, self.owner = key, max(page, 0), k, owner
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str],
-                             /) -> _Paging:
+                             /) -> Self:
         return cls(match["dir"], match["key"], int(match["page"]), max(1, int(match["k"])), int(match["owner"]))
 
     def mine(self, interaction: discord.Interaction) -> bool:
@@ -297,7 +303,8 @@ class _Paging(_Persistent):
 
     async def show(self, interaction: discord.Interaction, mine: bool, page: embeds.Page,
                    view: discord.ui.View | None) -> None:
-        kwargs = {"embeds": [embeds.to_embed(c) for c in page.cards], "view": view, "allowed_mentions": NO_MENTIONS}
+        kwargs: dict[str, Any] = {"embeds": [embeds.to_embed(c) for c in page.cards], "view": view,
+                                  "allowed_mentions": NO_MENTIONS}
         if interaction.response.is_done():
             await interaction.edit_original_response(**kwargs)
         elif mine:
@@ -306,7 +313,7 @@ class _Paging(_Persistent):
             await interaction.response.send_message(**kwargs, ephemeral=True)
 
 
-def _pager_view(item: type[_Paging], key: str, page: int, pages: int, k: int, owner: int,
+def _pager_view(item: Callable[..., discord.ui.Item[Any]], key: str, page: int, pages: int, k: int, owner: int,
                 lang: str = "en") -> discord.ui.View | None:
     if pages <= 1:
         return None

@@ -107,8 +107,13 @@ class Watcher:
         """Send a digest by DM (or to the watch's channel); False when Discord could not be reached."""
         bot = self.bot
         try:
+            target: discord.abc.Messageable
             if channel_id:
-                target = bot.get_channel(int(channel_id)) or await bot.fetch_channel(int(channel_id))
+                channel = bot.get_channel(int(channel_id)) or await bot.fetch_channel(int(channel_id))
+                if not isinstance(channel, discord.abc.Messageable):
+                    log.warning("watch digest: channel %s takes no messages; not sent", channel_id)
+                    return True  # retrying would fail the same way
+                target = channel
             else:
                 target = bot.get_user(int(user_id)) or await bot.fetch_user(int(user_id))
             for page in pages:

@@ -34,7 +34,7 @@ FORMATS = [app_commands.Choice(name="bibtex", value="bib"), app_commands.Choice(
 
 
 def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]
+    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def _lang(interaction: discord.Interaction, text: str | None = None) -> str:
@@ -343,5 +343,5 @@ def wire_autocomplete() -> None:
     watch_remove.autocomplete("watch")(watch_autocomplete)
 
 
-COMMANDS = (plan, saved, watch, forget)
+COMMANDS: tuple[app_commands.Command[Any, ..., Any] | app_commands.Group, ...] = (plan, saved, watch, forget)
 ITEMS = (PlanPager, SavedPager, SavedExport)

@@ -55,7 +55,7 @@ class Harness:
         self.rest = rest or FakeDiscord(Payloads(admin_role_name))
         self.payloads = self.rest.payloads
         self._adapter: RecordingWebhookAdapter | None = None
-        self._old_factory = None
+        self._old_factory: Any = None  # the loop's task factory before ours (asyncio types it privately)
 
     async def restart(self, bot: PaperBot) -> Harness:
         """Stop this bot and start `bot` against the same Discord: every message and thread is still there."""
@@ -100,17 +100,19 @@ class Harness:
         self._old_factory = loop.get_task_factory()
         loop.set_task_factory(self._task_factory)
         await bot._async_setup_hook()
-        bot.http.request = self.rest.rest_request  # type: ignore[method-assign]
-        bot.http.get_from_cdn = self.rest.get_from_cdn  # type: ignore[method-assign]
+        bot.http.request = self.rest.rest_request  # type: ignore[method-assign]  # Discord's REST, faked
+        bot.http.get_from_cdn = self.rest.get_from_cdn  # type: ignore[method-assign]  # its CDN too
         self._adapter = RecordingWebhookAdapter(self.rest)
         state = bot._connection
-        state.user = discord.ClientUser(state=state, data=self.payloads.bot_user())
+        user = self.payloads.bot_user()
+        state.user = discord.ClientUser(state=state, data=user)  # type: ignore[arg-type]  # the gateway's payload
         state.application_id = APP_ID
         await bot.setup_hook()
         guild = self.payloads.guild_payload()
         guild["threads"] = list(self.rest.threads.values())  # GUILD_CREATE lists the active threads
         state.parse_guild_create(guild)
-        self.rest.on_thread = state.parse_thread_create  # THREAD_CREATE follows a thread's creation
+        # THREAD_CREATE follows a thread's creation
+        self.rest.on_thread = state.parse_thread_create  # type: ignore[assignment]  # it takes the raw payload
 
     async def stop(self) -> None:
         await self.bot.close()
@@ -133,7 +135,7 @@ class Harness:
             command = command.get_command(sub) if isinstance(command, discord.app_commands.Group) else None
         if command is None:
             raise KeyError(f"no command /{name}")
-        return command  # type: ignore[return-value]
+        return command  # type: ignore[return-value]  # a slash command: its subcommands were resolved above
 
     def _data(self, name: str, options: list) -> dict:
         """The interaction data of /name: a subcommand's options nest inside it, as Discord sends them."""
@@ -163,7 +165,7 @@ class Harness:
         # Tasks the parser starts inherit this context: the exchange they belong to, and the
         # recording adapter that interaction responses and webhooks go through.
         current_exchange.set(ex)
-        async_context.set(self._adapter)
+        async_context.set(self._adapter)  # type: ignore[arg-type]  # the recording adapter stands in for discord.py's
         parse(payload)
 
     def feed_message(self, payload: dict, name: str = "message") -> Exchange:
@@ -181,7 +183,7 @@ class Harness:
             if not pending:
                 for t in ex.tasks:
                     if not t.cancelled() and t.exception() is not None:
-                        raise t.exception()  # type: ignore[misc]
+                        raise t.exception()  # type: ignore[misc]  # not None: checked on the line above
                 return ex
             left = deadline - time.monotonic()
             if left <= 0:

@@ -10,6 +10,7 @@ import datetime as dt
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import discord
 
@@ -132,10 +133,11 @@ class Payloads:
         """MESSAGE_CREATE: in a DM, the lab channel or `channel_id` (a thread); `reply_to` makes it a reply
         (with the referenced message, as Discord sends it); a reply that pings lists its author in mentions."""
         user = user or self.user()
-        payload = {"id": str(self.next_id()), "author": user, "content": content, "timestamp": now_iso(),
-                   "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
-                   "mention_roles": [], "attachments": [], "embeds": [], "pinned": False, "type": 0, "flags": 0,
-                   "components": []}
+        payload: dict[str, Any] = {
+            "id": str(self.next_id()), "author": user, "content": content, "timestamp": now_iso(),
+            "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
+            "mention_roles": [], "attachments": [], "embeds": [], "pinned": False, "type": 0, "flags": 0,
+            "components": []}
         if dm:
             payload["channel_id"] = str(600000000000000000 + int(user["id"]) % 10**15)
         else:

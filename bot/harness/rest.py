@@ -137,12 +137,17 @@ class _Response:
         self.reason = reason
 
 
+def _response(status: int, reason: str) -> Any:
+    """A stand-in for the aiohttp response discord.py's HTTP errors read (its status and reason)."""
+    return _Response(status, reason)
+
+
 def forbidden() -> discord.Forbidden:
-    return discord.Forbidden(_Response(403, "Forbidden"), {"code": 50013, "message": "Missing Permissions"})
+    return discord.Forbidden(_response(403, "Forbidden"), {"code": 50013, "message": "Missing Permissions"})
 
 
 def not_found(what: str = "Unknown Message", code: int = 10008) -> discord.NotFound:
-    return discord.NotFound(_Response(404, "Not Found"), {"code": code, "message": what})
+    return discord.NotFound(_response(404, "Not Found"), {"code": code, "message": what})
 
 
 class FakeDiscord:
@@ -276,7 +281,7 @@ class FakeDiscord:
         if starter is None:
             raise not_found()
         if message_id in self.threads:
-            raise discord.HTTPException(_Response(400, "Bad Request"),
+            raise discord.HTTPException(_response(400, "Bad Request"),
                                         {"code": 160004, "message": "A thread has already been created for this "
                                                                     "message"})
         thread = {"id": str(message_id), "type": 11, "guild_id": str(GUILD_ID), "parent_id": str(channel_id),
@@ -292,8 +297,8 @@ class FakeDiscord:
 
     def _respond(self, route, body: dict, ex: Exchange | None, params: dict | None = None) -> Any:
         path = route.path
-        token = getattr(route, "webhook_token", None)
-        inter = self.payloads.interactions.get(token or "")
+        token = getattr(route, "webhook_token", None) or ""
+        inter = self.payloads.interactions.get(token)
         if path.endswith("/callback"):
             rtype = body.get("type")
             data = body.get("data") or {}

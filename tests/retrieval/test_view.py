@@ -29,8 +29,8 @@ def test_a_saved_view_reads_back_equal_and_searches_the_same(library, tmp_path):
     store = library.store
     built = CorpusView.from_store(store, store.content_version())
     path = tmp_path / "view.bin"
-    built.save(path, store_identity(store))
-    loaded = CorpusView.load(path, built.version, store_identity(store))
+    built.save(path, store_identity(store.settings))
+    loaded = CorpusView.load(path, built.version, store_identity(store.settings))
     assert loaded.papers == built.papers and list(loaded.papers) == list(built.papers)
     assert loaded.chunk_ids == built.chunk_ids
     assert np.array_equal(loaded.chunk_paper_idx, built.chunk_paper_idx)
@@ -81,7 +81,7 @@ def test_a_stale_view_file_is_rebuilt_and_replaced(lib, tmp_path, caplog):
     lib.ingest([shapes.write_json(tmp_path / "c" / "flat.json", [
         {"id": "new", "title": "Ocean currents", "abstract": "We model ocean currents with neural operators."}])])
     with pytest.raises(ViewFileError) as stale:
-        CorpusView.load(path, lib.store.content_version(), store_identity(lib.store))
+        CorpusView.load(path, lib.store.content_version(), store_identity(lib.store.settings))
     assert stale.value.kind == "stale"
     fresh = Retriever(lib.store, lib.embedder, lib.settings.retrieval, view_file=path)
     with caplog.at_level(logging.INFO, logger="retrieval.search"):
@@ -106,14 +106,14 @@ def test_a_damaged_view_file_is_rebuilt_with_a_warning(lib, caplog, damage):
         data[header_at:header_at + 9] = b"not json!"
     path.write_bytes(bytes(data))
     with pytest.raises(ViewFileError) as bad:
-        CorpusView.load(path, lib.store.content_version(), store_identity(lib.store))
+        CorpusView.load(path, lib.store.content_version(), store_identity(lib.store.settings))
     assert bad.value.kind == "damaged"
     fresh = Retriever(lib.store, lib.embedder, lib.settings.retrieval, view_file=path)
     with caplog.at_level(logging.INFO, logger="retrieval.search"):
         assert hits_of(fresh.search("sparse masks")) == expected
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings and "rebuilding it from the store" in warnings[0].getMessage()
-    CorpusView.load(path, lib.store.content_version(), store_identity(lib.store))  # written again, whole
+    CorpusView.load(path, lib.store.content_version(), store_identity(lib.store.settings))  # written again, whole
 
 
 def test_another_format_or_store_is_not_read(lib):
@@ -128,7 +128,7 @@ def test_another_format_or_store_is_not_read(lib):
     view_module.FORMAT = old + 1
     try:
         with pytest.raises(ViewFileError) as outdated:
-            CorpusView.load(path, version, store_identity(lib.store))
+            CorpusView.load(path, version, store_identity(lib.store.settings))
     finally:
         view_module.FORMAT = old
     assert outdated.value.kind == "outdated"
@@ -138,21 +138,21 @@ def test_concurrent_writers_never_leave_a_partial_file(lib, tmp_path):
     store = lib.store
     view = CorpusView.from_store(store, store.content_version())
     path = tmp_path / "shared" / "view.bin"
-    view.save(path, store_identity(store))
+    view.save(path, store_identity(store.settings))
     errors: list[BaseException] = []
     stop = threading.Event()
 
     def write() -> None:
         try:
             for _ in range(15):
-                view.save(path, store_identity(store))
+                view.save(path, store_identity(store.settings))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
     def read() -> None:
         while not stop.is_set():
             try:
-                got = CorpusView.load(path, view.version, store_identity(store))
+                got = CorpusView.load(path, view.version, store_identity(store.settings))
                 assert got.chunk_ids == view.chunk_ids
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
@@ -184,15 +184,12 @@ def test_no_view_is_saved_while_an_ingest_is_writing(lib):
 def test_view_file_lives_beside_an_embedded_store_or_in_the_cache_for_a_server(tmp_path):
     embedded = make_settings(tmp_path, CHROMA_COLLECTION="lab")
 
-    class Remote:
-        settings = make_settings(tmp_path, CHROMA_HOST="chroma.lab", CHROMA_PORT="8001").store
+    remote = make_settings(tmp_path, CHROMA_HOST="chroma.lab", CHROMA_PORT="8001").store
+    local = embedded.store
 
-    class Local:
-        settings = embedded.store
-
-    assert view_file(Local(), embedded.cache_dir) == embedded.store.path / "paperbot-view-lab.bin"
-    assert view_file(Remote(), embedded.cache_dir) == embedded.cache_dir / "views" / "chroma.lab-8001-papers.bin"
-    assert store_identity(Remote()) == "chroma.lab:8001/papers" != store_identity(Local())
+    assert view_file(local, embedded.cache_dir) == embedded.store.path / "paperbot-view-lab.bin"
+    assert view_file(remote, embedded.cache_dir) == embedded.cache_dir / "views" / "chroma.lab-8001-papers.bin"
+    assert store_identity(remote) == "chroma.lab:8001/papers" != store_identity(local)
 
 
 def test_every_paper_field_survives_the_file_nested_slots_included(tmp_path):
