@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from paperbot.text import CJK_CHAR, HAN, HANGUL, KANA
+
 MESSAGE_LANGUAGES = ("en", "zh")
 
 _EN_WORDS = frozenset(
@@ -25,9 +27,9 @@ _OTHER_WORDS = frozenset(
     "het een zijn hoe welke waarom met voor".split())
 
 _SCRIPTS = (  # (language, character ranges); checked in order
-    ("ja", "\u3040-\u30ff"),  # kana before Han: Japanese uses both
-    ("ko", "\uac00-\ud7af\u1100-\u11ff"),
-    ("zh", "\u4e00-\u9fff\u3400-\u4dbf"),
+    ("ja", KANA),  # kana before Han: Japanese uses both
+    ("ko", HANGUL + "\u1100-\u11ff"),  # syllables and jamo
+    ("zh", HAN),
     ("ru", "\u0400-\u04ff"),
     ("ar", "\u0600-\u06ff"),
     ("hi", "\u0900-\u097f"),
@@ -37,7 +39,6 @@ _SCRIPTS = (  # (language, character ranges); checked in order
 )
 
 
-_CJK = re.compile("[\u3040-\u30ff\uac00-\ud7af\u4e00-\u9fff\u3400-\u4dbf]")
 
 
 def guess_language(text: str) -> str:
@@ -48,7 +49,7 @@ def guess_language(text: str) -> str:
     latin = sum(1 for c in letters if c < "\u0250")
     # A Chinese, Japanese or Korean character carries about a word: weigh it like one (≈ 4 Latin letters),
     # so "HopChain 发现 CoT 推理会暴露 hallucination 错误" is Chinese with English terms, not English.
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK_CHAR.findall(text))
     if latin / (len(letters) + 3 * cjk) < 0.7:
         rest = "".join(c for c in letters if c >= "\u0250")
         counts = {lang: len(re.findall(f"[{ranges}]", rest)) for lang, ranges in _SCRIPTS}

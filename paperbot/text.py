@@ -10,6 +10,7 @@
     readable(text)          LaTeX as people read it (`$\\beta$-DPO` → `β-DPO`), for display only
     strip_control(text)     no control characters, terminal escape sequences or bidirectional controls
     clean_question(text)    a question as typed, without invisible format characters and extra space
+    HAN, KANA, HANGUL, CJK  character ranges (for regex classes); HAN_CHAR, CJK_CHAR, WIDE_END compiled
     search_text(text)       what of a question is searched: no mentions, emoji, links, code fences or greetings
     claims_for_paper(text)  whether a sentence speaks for its paper ("we", "our", "this paper"): its contribution
     asks_quantity(text)     whether a question asks for a number ("how much faster …?", "what accuracy …?")
@@ -26,12 +27,24 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+# -- scripts ------------------------------------------------------------------------------------
+
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs: unified, extension A, compatibility
+KANA = "\u3040-\u30ff"  # hiragana and katakana
+HANGUL = "\uac00-\ud7af"  # Hangul syllables
+CJK = KANA + HAN + HANGUL
+HAN_CHAR = re.compile(f"[{HAN}]")
+CJK_CHAR = re.compile(f"[{CJK}]")
+# Text ending in a CJK character or full-width punctuation: the next sentence follows it with no space.
+WIDE_END = re.compile("[\u3000-\u9fff\uff00-\uffef]$")
+
+
 # -- sentences ----------------------------------------------------------------------------------
 
 # A sentence ends at . ! or ? followed by citation markers, closing quotes or brackets, space, and an upper-case
 # letter, digit, quote, bracket, TeX/markdown opener or a CJK character; 。！？ end one whatever follows.
 _BOUNDARY = re.compile(
-    r"(?<=[.!?])(?:\s*\[\d{1,3}\])*[\"')\]”’]*\s+(?=[A-Z0-9\"'(\[\\$*_`“‘\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])"
+    r"(?<=[.!?])(?:\s*\[\d{1,3}\])*[\"')\]”’]*\s+(?=[A-Z0-9\"'(\[\\$*_`“‘" + KANA + HAN + "])"
     r"|(?<=[。！？])(?:\s*\[\d{1,3}\])*[”’」』）)]*\s*(?=\S)")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|No|Dr|Mr|Ms))\.$")
 MIN_SENTENCE_CHARS = 3

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from paperbot.text import content_words as text_content_words
-from paperbot.text import search_text, split_sentences, stem
+from paperbot.text import HAN_CHAR, search_text, split_sentences, stem
 from retrieval.types import Quote
 
 MAX_TURNS = 6  # earlier turns a follow-up may lean on
@@ -80,7 +80,6 @@ class FollowUp:
 
 # -- words ------------------------------------------------------------------------------------
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Words that point at earlier answers or frame a request; with the toolkit's stopwords, never a topic.
 REFERENCE_WORDS = frozenset(
     "paper papers one ones tell more show explain please compare versus vs difference differences differ work works "
@@ -90,12 +89,12 @@ REFERENCE_WORDS = frozenset(
 
 def content_words(text: str) -> set[str]:
     """The stems of the topic words of `text` (English; numbers are references, not topics)."""
-    return {w for w in text_content_words(text, ignore=REFERENCE_WORDS) if not w.isdigit() and not _HAN.search(w)}
+    return {w for w in text_content_words(text, ignore=REFERENCE_WORDS) if not w.isdigit() and not HAN_CHAR.search(w)}
 
 
 def terms(text: str) -> set[str]:
     """Content words of `text` in English: Chinese is translated first (retrieval/translate.py)."""
-    if _HAN.search(text):
+    if HAN_CHAR.search(text):
         from retrieval.translate import english_query
 
         text = english_query(text)
@@ -209,7 +208,7 @@ def _scope_topic(question: str) -> str:
     """What a scope question asks of the papers, without its framing: "Which of these is about instruction
     following?" → "instruction following" (the framing would weigh on retrieval's verdict); Chinese is kept
     as asked (its translation drops question words)."""
-    if _HAN.search(question):
+    if HAN_CHAR.search(question):
         return question
     words = _PLURAL_WEAK.sub(" ", _PLURAL.sub(" ", question)).strip().rstrip("?.!").split()
     while words and words[0].lower().strip(",") in _FRAMING:
@@ -223,9 +222,9 @@ def _strip_ellipsis(question: str) -> str:
 
 
 def _is_elliptical(question: str) -> bool:
-    if _ELLIPSIS_START.match(question) or (_HAN.search(question) and _ZH_ELLIPSIS_END.search(question)):
+    if _ELLIPSIS_START.match(question) or (HAN_CHAR.search(question) and _ZH_ELLIPSIS_END.search(question)):
         return True
-    if _HAN.search(question):
+    if HAN_CHAR.search(question):
         return False  # a Chinese question without those markers is a question of its own
     return len(content_words(question)) <= 2 and not _WH.match(question) and len(question.split()) <= 4
 
@@ -255,7 +254,7 @@ def _name_paper(question: str, label: str) -> str:
         if m:
             possessive = m.group(0).lower() == "its"
             name = f"{label}'s" if possessive else label
-            if _HAN.match(m.group(0)):
+            if HAN_CHAR.match(m.group(0)):
                 name = f" {label} "
             return " ".join((question[:m.start()] + name + question[m.end():]).split())
     return question
@@ -360,7 +359,7 @@ def _name_reference(question: str, label: str) -> str:
     for pattern in _REFERENCE_TEXT:
         m = pattern.search(question)
         if m:
-            name = f" {label} " if _HAN.search(m.group(0)) else label
+            name = f" {label} " if HAN_CHAR.search(m.group(0)) else label
             return " ".join((question[:m.start()] + name + question[m.end():]).split())
     return question
 

@@ -49,7 +49,7 @@ import numpy as np
 from paperbot.language import guess_language
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
 from paperbot.text import content_words as text_content_words
-from paperbot.text import readable, stem
+from paperbot.text import WIDE_END, readable, stem
 from paperbot.text import sentences as _sentences
 from paperbot.text import words as _words
 from retrieval import prompts
@@ -614,7 +614,7 @@ def join_sentences(sentences: Sequence[str]) -> str:
     """Sentences as one text: a space between them, none after Chinese punctuation."""
     out = ""
     for s in sentences:
-        if out and not re.search(r"[\u3000-\u9fff\uff00-\uffef]$", out):
+        if out and not WIDE_END.search(out):
             out += " "
         out += s
     return out

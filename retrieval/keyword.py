@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from paperbot.text import BM25_STOPWORDS, stem_function
+from paperbot.text import BM25_STOPWORDS, CJK_CHAR, stem_function
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,6 @@ REPEAT_SLICE = 4000  # chunks whose token owners are spelled out at a time when 
 BM25_K1 = 0.9
 BM25_B = 0.4
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:[-'][^\W_]+)*|[^\W_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def tokenize(text: str) -> list[str]:
@@ -42,7 +41,7 @@ def _tokens_of(tok: str, stem: Callable[[str], str], stop: frozenset[str]) -> tu
     """The tokens of one lower-cased word, number or compound matched by _TOKEN (`tokenize` word by word)."""
     if tok[0].isdigit():
         return (tok.rstrip("%"),)
-    if _CJK.search(tok):
+    if CJK_CHAR.search(tok):
         return tuple(c for c in tok if not c.isspace())
     if "-" in tok or "'" in tok:
         parts = re.split(r"[-']", tok)

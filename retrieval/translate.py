@@ -28,9 +28,11 @@ import re
 import threading
 from importlib import resources
 
+from paperbot.text import HAN, HAN_CHAR
+
 log = logging.getLogger(__name__)
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_HAN = re.compile(f"[{HAN}]+")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+-]*[A-Za-z0-9+]|[A-Za-z]")
 MAX_QUERY_CHARS = 300
 _MAX_PIECE = 8  # characters tried at once when splitting an unknown word
@@ -68,7 +70,7 @@ def _gloss(definitions: list[str]) -> str:
     for d in (part for item in definitions for part in item.split(";")):
         d = _DEFINITION_NOISE.sub("", d).strip(" ;,.")
         d = re.sub(r"^(?:to|a|an|the|one's)\s+", "", d, flags=re.I).strip()
-        if not d or not re.search(r"[A-Za-z]{2}", d) or re.search(r"[\u4e00-\u9fff]|surname|old variant|\bpr\.", d):
+        if not d or not re.search(r"[A-Za-z]{2}", d) or (HAN_CHAR.search(d) or re.search(r"surname|old variant|\bpr\.", d)):
             continue
         if len(d.split()) <= 3:
             return d

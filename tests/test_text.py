@@ -79,3 +79,17 @@ def test_a_question_is_cleaned_of_invisible_and_control_text():
 )
 def test_latex_is_shown_as_people_read_it(source, shown):
     assert readable(source) == shown
+
+
+def test_no_module_but_the_toolkit_spells_out_a_cjk_range():
+    """Han, kana and Hangul ranges live in paperbot/text.py (HAN, CJK, …): one definition of "Chinese text"."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    spelled = re.compile(r"\\u(?:3040|30ff|3400|4dbf|4e00|9fff|f900|ac00|d7af)|[\u4e00\u9fff\u3400]-")
+    found = [f"{path.relative_to(repo)}:{n}"
+             for package in ("paperbot", "ingest", "retrieval", "bot")
+             for path in sorted((repo / package).rglob("*.py")) if path != repo / "paperbot" / "text.py"
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if spelled.search(line)]
+    assert not found, f"a CJK range outside paperbot/text.py: {found}"
