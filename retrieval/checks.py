@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from paperbot.logs import redact_text as redact
-from paperbot.text import split_sentences as sentence_spans
+from paperbot.text import sentences, split_sentences
 from paperbot.text import strip_control
 from retrieval.grounding import (
     _CITE,
@@ -41,7 +41,6 @@ from retrieval.grounding import (
     _echoes_prompt,
     _normalized,
     join_sentences,
-    split_sentences,
     strip_template,
 )
 from retrieval.types import Removed
@@ -124,7 +123,7 @@ _ENDED = re.compile(r"[.!?。！？][\"')\]”’]*(?:\s*\[\d{1,3}\])*$")
 
 def _complete_sentences(text: str) -> str:
     """`text` up to its last complete sentence (with the citations that follow it), if it has one."""
-    spans = sentence_spans(text.rstrip(), lines=True)  # a line ended by a line break is complete too
+    spans = split_sentences(text.rstrip(), lines=True)  # a line ended by a line break is complete too
     complete = [s for s in spans if _ENDED.search(text[s.start:s.end]) or text[s.end:].lstrip(" \t")[:1] == "\n"]
     if not complete or complete[-1] is spans[-1]:
         return text
@@ -234,7 +233,7 @@ class ReplyCheck:
         pieces: list[tuple[str, bool]] = []  # (sentence, on an echoed line)
         for line in text.split("\n"):
             echoed = bool(line.strip()) and _echoes_prompt(line, self.passages)
-            pieces += [(s, echoed) for s in split_sentences(line)]
+            pieces += [(s, echoed) for s in sentences(line, lines=True)]
         complete = len(pieces) if final else len(pieces) - 1
         if not final and pieces and not re.search(r"[^\[\]\d\s]", pieces[-1][0]):
             complete -= 1  # only citations after the last full stop so far: they may belong to it

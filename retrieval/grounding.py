@@ -50,7 +50,6 @@ from paperbot.language import guess_language
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
 from paperbot.text import content_words as text_content_words
 from paperbot.text import WIDE_END, readable, stem
-from paperbot.text import sentences as _sentences
 from paperbot.text import words as _words
 from retrieval import prompts
 
@@ -173,11 +172,6 @@ def remove_echo(text: str, passages: Sequence[Passage]) -> tuple[str, int]:
 
 
 # -- sentences --------------------------------------------------------------------------------
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences with the citations that follow them; lines are sentences too (paperbot/text.py)."""
-    return _sentences(text, lines=True)
-
 
 def _normalized(sentence: str) -> str:
     return " ".join(_words(_CITE.sub(" ", sentence)))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from paperbot import messages
+from paperbot.text import sentences
 from retrieval import prompts
 from retrieval.checks import ground_reply
-from retrieval.grounding import Passage, split_sentences, strip_template
+from retrieval.grounding import Passage, strip_template
 from retrieval.qa import rewrite_problem
 from tests.llm_server import Endpoint, Reply
 from tests.retrieval.test_llm import GOOD_1, GOOD_2, GOOD_3, QUESTION, QUESTION_ZH, ask, record_searches
@@ -53,7 +54,7 @@ def test_strip_template(raw, kept):
 
 
 def test_split_sentences_keeps_citations_with_their_sentence():
-    assert split_sentences("A is b, e.g. c [1]. D uses 0.5 of e [2][3]. 中文句子[1]。Last") == [
+    assert sentences("A is b, e.g. c [1]. D uses 0.5 of e [2][3]. 中文句子[1]。Last", lines=True) == [
         "A is b, e.g. c [1].", "D uses 0.5 of e [2][3].", "中文句子[1]。", "Last"]
 
 
