@@ -5,6 +5,7 @@
     words(text)             lower-cased word tokens (letters and digits; a run of CJK characters is one token)
     stem(word)              the Snowball English stem (PyStemmer), what BM25 and every word comparison use
     STOPWORDS               English function words, dropped wherever content is compared
+    GENERIC_WORDS, REFERENCE_WORDS  words a claim, or a follow-up's topic, does not count (content_words' ignore)
     BM25_STOPWORDS          the shorter list the keyword index drops (Lucene's, as bm25s uses)
     content_words(text)     the stems of the words that carry meaning
     readable(text)          LaTeX as people read it (`$\\beta$-DPO` → `β-DPO`), for display only
@@ -137,15 +138,33 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def content_words(text: str, *, ignore: frozenset[str] = frozenset()) -> set[str]:
+# Words any sentence about papers may use: in a claim about a passage they support nothing by themselves.
+GENERIC_WORDS = frozenset(
+    "using use used based paper papers passage passages approach method methods propose proposes proposed introduce "
+    "introduces show shows work study studies new one first second yes".split())
+# Words that point at earlier answers or frame a request ("compare the first two"): never a follow-up's topic.
+REFERENCE_WORDS = frozenset(
+    "paper papers one ones tell more show explain please compare versus vs difference differences differ work works "
+    "result results source sources number first second third fourth fifth last use uses used using describe "
+    "summarize summarise method methods approach study studies much many big need needs yes".split())
+
+
+def content_words(text: str, *, ignore: frozenset[str] = frozenset(), latin_only: bool = False,
+                  topics_only: bool = False) -> set[str]:
     """The stems of the words of `text` that carry meaning: no stopwords, no citation markers, no single letters.
 
-    `ignore` holds further (unstemmed) words a caller treats as framing ("paper", "compare", …).
+    `ignore` holds further (unstemmed) words a caller treats as framing (GENERIC_WORDS, REFERENCE_WORDS);
+    `latin_only` keeps the Latin-script ones (the names, terms and numbers a sentence in another language shares
+    with an English passage); `topics_only` drops numbers and Chinese (what a follow-up's topic is made of).
     """
     out = set()
     for w in words(_CITATION.sub(" ", text)):
         if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS and w not in ignore:
             out.add(stem(w))
+    if latin_only:
+        out = {w for w in out if w.isascii()}
+    if topics_only:
+        out = {w for w in out if not w.isdigit() and not HAN_CHAR.search(w)}
     return out
 
 

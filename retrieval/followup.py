@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from paperbot.text import content_words as text_content_words
+from paperbot.text import REFERENCE_WORDS, content_words
 from paperbot.text import HAN_CHAR, search_text, split_sentences, stem
 from retrieval.types import Quote
 
@@ -80,25 +80,13 @@ class FollowUp:
 
 # -- words ------------------------------------------------------------------------------------
 
-# Words that point at earlier answers or frame a request; with the toolkit's stopwords, never a topic.
-REFERENCE_WORDS = frozenset(
-    "paper papers one ones tell more show explain please compare versus vs difference differences differ work works "
-    "result results source sources number first second third fourth fifth last use uses used using describe "
-    "summarize summarise method methods approach study studies much many big need needs yes".split())
-
-
-def content_words(text: str) -> set[str]:
-    """The stems of the topic words of `text` (English; numbers are references, not topics)."""
-    return {w for w in text_content_words(text, ignore=REFERENCE_WORDS) if not w.isdigit() and not HAN_CHAR.search(w)}
-
-
 def terms(text: str) -> set[str]:
     """Content words of `text` in English: Chinese is translated first (retrieval/translate.py)."""
     if HAN_CHAR.search(text):
         from retrieval.translate import english_query
 
         text = english_query(text)
-    return content_words(text)
+    return content_words(text, ignore=REFERENCE_WORDS, topics_only=True)
 
 
 def bounded(history: Sequence[Turn], max_turns: int = MAX_TURNS, max_chars: int = MAX_HISTORY_CHARS) -> list[Turn]:
@@ -214,7 +202,7 @@ def _scope_topic(question: str) -> str:
     while words and words[0].lower().strip(",") in _FRAMING:
         words.pop(0)
     topic = " ".join(words)
-    return topic if content_words(topic) else question
+    return topic if content_words(topic, ignore=REFERENCE_WORDS, topics_only=True) else question
 
 
 def _strip_ellipsis(question: str) -> str:
@@ -226,7 +214,8 @@ def _is_elliptical(question: str) -> bool:
         return True
     if HAN_CHAR.search(question):
         return False  # a Chinese question without those markers is a question of its own
-    return len(content_words(question)) <= 2 and not _WH.match(question) and len(question.split()) <= 4
+    own = content_words(question, ignore=REFERENCE_WORDS, topics_only=True)
+    return len(own) <= 2 and not _WH.match(question) and len(question.split()) <= 4
 
 
 def _join(*parts: str) -> str:
@@ -383,7 +372,7 @@ def best_sentence(abstract: str, query: str) -> Quote:
     best: Quote | None = None
     best_score = -1
     for quote in _sentences(abstract):
-        score = len(want & content_words(quote.text))
+        score = len(want & content_words(quote.text, ignore=REFERENCE_WORDS, topics_only=True))
         if score > best_score:
             best, best_score = quote, score
     return best or Quote(abstract, 0, len(abstract))

@@ -48,7 +48,7 @@ import numpy as np
 
 from paperbot.language import guess_language
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
-from paperbot.text import content_words as text_content_words
+from paperbot.text import GENERIC_WORDS, content_words
 from paperbot.text import WIDE_END, readable, stem
 from paperbot.text import words as _words
 from retrieval import prompts
@@ -180,19 +180,8 @@ def _normalized(sentence: str) -> str:
 
 # -- words ------------------------------------------------------------------------------------
 
-# Words any sentence about papers may use: they support nothing by themselves.
-GENERIC_WORDS = frozenset(
-    "using use used based paper papers passage passages approach method methods propose proposes proposed introduce "
-    "introduces show shows work study studies new one first second yes".split())
 STOPWORDS = TEXT_STOPWORDS | GENERIC_WORDS
 _STOP_STEMS = frozenset(stem(w) for w in STOPWORDS) | STOPWORDS
-
-
-def content_words(text: str, latin_only: bool = False) -> set[str]:
-    """The toolkit's content words, less the generic ones; `latin_only` keeps Latin-script ones (names, terms,
-    numbers a sentence in another language shares with an English passage)."""
-    found = text_content_words(text, ignore=GENERIC_WORDS)
-    return {w for w in found if w.isascii()} if latin_only else found
 
 
 def plain(text: str) -> str:
@@ -295,7 +284,8 @@ class Evidence:
         flat = " ".join(plain(text).split())
         return cls(
             text=flat.lower(), cased=flat, values=frozenset((v, u) for _, v, u in numbers(flat)),
-            stems=frozenset(content_words(flat)), comparative=bool(_PASSAGE_COMPARATIVE.search(flat)),
+            stems=frozenset(content_words(flat, ignore=GENERIC_WORDS)),
+            comparative=bool(_PASSAGE_COMPARATIVE.search(flat)),
             superlative=bool(_PASSAGE_SUPERLATIVE.search(flat)),
             parity=tuple(s for s in (frozenset(list(_ordered_stems(m.group(1)))[:3]) for m in _PARITY.finditer(flat))
                          if len(s) >= 2),
@@ -359,11 +349,11 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             return f"{name} is not in the passage"
     if latin_terms:
         rest = " ".join(t for t in _TOKEN.findall(bare) if not names(t) and not re.search(r"\d", t))
-        words = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z-]+", rest)), latin_only=True)
+        words = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z-]+", rest)), ignore=GENERIC_WORDS, latin_only=True)
         missing = words - support.stems - (asked.stems if asked else frozenset())
         if missing:
             return f"the term {sorted(missing)[0]!r} is not in the passage"
-    stems = set(_ordered_stems(bare)) | content_words(bare, latin_only=True)
+    stems = set(_ordered_stems(bare)) | content_words(bare, ignore=GENERIC_WORDS, latin_only=True)
     if _COMPARATIVE.search(bare):
         if not support.comparative:
             return "the passage makes no such comparison"
@@ -449,7 +439,7 @@ class Meaning:
         passages = [self.passages[n] for n in cited if n in self.passages]
         if not passages:
             return 0.0
-        words = content_words(bare)
+        words = content_words(bare, ignore=GENERIC_WORDS)
         covered = frozenset().union(*(p.words for p in passages))
         words -= asked - covered  # the question's words count when the passage has them, else not at all
         lexical = len(words & covered) / len(words) if words else 0.0
@@ -480,7 +470,8 @@ class Passage:
     @classmethod
     def of(cls, n: int, label: str, text: str) -> Passage:
         sentences = tuple(s for s in (p.strip() for p in re.split(r"(?<=[.!?])\s+|\s…\s", text)) if s)
-        return cls(n, label, text, sentences or (text,), frozenset(content_words(label + " " + plain(text))),
+        return cls(n, label, text, sentences or (text,),
+                   frozenset(content_words(label + " " + plain(text), ignore=GENERIC_WORDS)),
                    Evidence.of(label + ": " + text))
 
 
@@ -505,7 +496,7 @@ class Checker:
         self.passages = list(passages)
         self.by_n = {p.n: p for p in self.passages}
         self.threshold = SUPPORT_THRESHOLD if threshold is None else threshold
-        self.asked = frozenset(content_words(question))
+        self.asked = frozenset(content_words(question, ignore=GENERIC_WORDS))
         self.asked_evidence = Evidence.of(question) if question.strip() else None
         self.everything = Evidence.of(" ".join(f"{p.label}: {p.text}" for p in self.passages))
         self.meaning = Meaning(self.passages, encoder)
@@ -531,7 +522,8 @@ class Checker:
             return Decision(sentence, reason="echo", why="talks about the prompt")
         if re.match(r"\s*\[\d{1,3}\]", sentence):
             return Decision(sentence, reason="echo", why="lists a passage")
-        if english and (len(content_words(bare)) < MIN_WORDS or not content_words(bare) - self.asked):
+        claimed = content_words(bare, ignore=GENERIC_WORDS)
+        if english and (len(claimed) < MIN_WORDS or not claimed - self.asked):
             return Decision(sentence, reason="filler", why="says nothing beyond the question")
         anchored = bool(numbers(bare) or names(bare) or re.search(r"[A-Za-z]{3}", bare))
         if not english and not anchored:

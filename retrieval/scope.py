@@ -24,7 +24,8 @@ from dataclasses import replace
 
 from paperbot.protocols import PaperLibrary
 from retrieval.filters import Filters
-from retrieval.followup import FollowUp, best_sentence, code_sentence, content_words, terms
+from paperbot.text import REFERENCE_WORDS, content_words
+from retrieval.followup import FollowUp, best_sentence, code_sentence, terms
 from retrieval.translate import english_query
 from retrieval.types import Hit, SearchResult
 
@@ -96,4 +97,5 @@ def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int 
 
 def _overlap(hit: Hit, query: str) -> int:
     want = {w[:5] for w in terms(query)}
-    return len(want & {w[:5] for w in content_words(hit.paper.label + " " + hit.paper.abstract)})
+    words = content_words(hit.paper.label + " " + hit.paper.abstract, ignore=REFERENCE_WORDS, topics_only=True)
+    return len(want & {w[:5] for w in words})
