@@ -49,6 +49,7 @@ import numpy as np
 from paperbot.language import guess_language
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
 from paperbot.text import GENERIC_WORDS, content_words
+from paperbot.text import sentences as split_text
 from paperbot.text import WIDE_END, readable, stem
 from paperbot.text import words as _words
 from retrieval import prompts
@@ -469,7 +470,7 @@ class Passage:
 
     @classmethod
     def of(cls, n: int, label: str, text: str) -> Passage:
-        sentences = tuple(s for s in (p.strip() for p in re.split(r"(?<=[.!?])\s+|\s…\s", text)) if s)
+        sentences = tuple(s for part in text.split(" … ") for s in split_text(part))  # " … ": quotes apart
         return cls(n, label, text, sentences or (text,),
                    frozenset(content_words(label + " " + plain(text), ignore=GENERIC_WORDS)),
                    Evidence.of(label + ": " + text))
