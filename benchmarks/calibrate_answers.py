@@ -149,7 +149,8 @@ def main() -> int:
     print(f"BIAS = {bias:.4f}")
     print("\nthreshold  abstained(answerable)  first gold  abstained(none)  abstained(near miss)")
     for t, aa, fg, an, am in curve(rows, model, thresholds):
-        print(f"  {t:5.2f}    {100 * aa:8.1f}%          {100 * fg:6.1f}%      {100 * an:6.1f}%         {100 * am:6.1f}%")
+        print(f"  {t:5.2f}    {100 * aa:8.1f}%          {100 * fg:6.1f}%      {100 * an:6.1f}%         "
+              f"{100 * am:6.1f}%")
     return 0
 
 

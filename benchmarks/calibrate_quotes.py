@@ -106,8 +106,9 @@ def top_answers(rows: list[dict], model: dict | None) -> dict[str, float]:
                     setattr(snippets, k, v)
                 best = max(range(len(r["sentences"])), key=lambda i: (r["sentences"][i].score, -i))
             else:
-                best = max(range(len(r["sentences"])),
-                           key=lambda i: (snippets.answer_score(r["sentences"][i].cosine, r["sentences"][i].coverage), -i))
+                sentences = r["sentences"]
+                best = max(range(len(sentences)),
+                           key=lambda i: (snippets.answer_score(sentences[i].cosine, sentences[i].coverage), -i))
             out.setdefault(r["set"], []).append(r["labels"][best])
     finally:
         for k, v in saved.items():

@@ -1,13 +1,16 @@
 """Whether a paper answers the question: one calibrated probability from the evidence retrieval already has.
 
-Each ranked paper gets a few signals (`Evidence`): how far ahead its fused rank score is, how well its best
-sentence answers (cosine plus term share, retrieval/snippets.py), how much of the question's distinctive
-vocabulary the paper holds and the largest share it misses, its best chunk's cosine. A logistic model over
-them, fitted on readers' labelled questions (benchmarks/calibrate_answers.py, dev splits only; its
-coefficients and the curve of abstention against wrong answers are in docs/benchmarks.md), gives the
-probability that the paper answers. A paper is cited when that probability reaches
-RETRIEVAL_MIN_CONFIDENCE; with an LLM configured, papers reaching RETRIEVAL_LLM_MIN_CONFIDENCE are passed
-to it, and the model's own "the passages do not say" is the abstention (retrieval/qa.py).
+Each ranked paper gets a few signals (`Evidence`): how well its best sentence answers (cosine plus term
+share, retrieval/snippets.py) and by how much it stands out from the other papers' best, its best chunk's
+cosine and margin, how much of the question's distinctive vocabulary it holds, the largest share it misses,
+and how much of what it misses another ranked paper holds. A logistic model over them, fitted on readers'
+labelled questions (benchmarks/calibrate_answers.py, dev splits only; its coefficients and the curve of
+abstention against wrong answers are in docs/benchmarks.md), gives the probability that the paper answers.
+The fused rank score, its lead and gap, and the question's length are computed too but weigh 0: their scale
+follows the corpus size. A paper is cited when that probability reaches RETRIEVAL_MIN_CONFIDENCE (or, beside
+a cited paper, 0.3 of its probability: retrieval/search.py `RELATIVE`); with an LLM configured, papers
+reaching RETRIEVAL_LLM_MIN_CONFIDENCE are passed to it, and the model's own "the passages do not say" is the
+abstention (retrieval/qa.py).
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ if TYPE_CHECKING:
     from retrieval.types import Hit
 
 # Fitted by benchmarks/calibrate_answers.py on the dev splits of the readers' sets; feature order as FEATURES.
-FEATURES = ("lead", "gap", "fused", "answer", "answer_lead", "coverage", "missing", "dense", "cosine", "sentence_coverage",
-            "missing_known", "terms", "complement", "answer_margin", "dense_margin")
-MEAN = (0.0000, 0.0000, 0.0000, 0.6086, -0.3693, 0.3318, 0.2198, 0.3996, 0.4118, 0.2878, 0.1729, 0.0000, 0.4051, -0.2945, -0.1367)
-SCALE = (1.0000, 1.0000, 1.0000, 0.3003, 0.3130, 0.2546, 0.1249, 0.1605, 0.1567, 0.2372, 0.1073, 1.0000, 0.2563, 0.4356, 0.1850)
-WEIGHTS = (0.0000, 0.0000, 0.0000, 0.4279, 0.9282, 1.0522, 0.1859, -0.1922, 0.6210, 0.1261, -0.0512, 0.0000, -0.7988, 1.7726, 1.5744)
+FEATURES = ("lead", "gap", "fused", "answer", "answer_lead", "coverage", "missing", "dense", "cosine",
+            "sentence_coverage", "missing_known", "terms", "complement", "answer_margin", "dense_margin")
+MEAN = (0.0000, 0.0000, 0.0000, 0.6086, -0.3693, 0.3318, 0.2198, 0.3996, 0.4118, 0.2878, 0.1729, 0.0000, 0.4051,
+        -0.2945, -0.1367)
+SCALE = (1.0000, 1.0000, 1.0000, 0.3003, 0.3130, 0.2546, 0.1249, 0.1605, 0.1567, 0.2372, 0.1073, 1.0000, 0.2563,
+         0.4356, 0.1850)
+WEIGHTS = (0.0000, 0.0000, 0.0000, 0.4279, 0.9282, 1.0522, 0.1859, -0.1922, 0.6210, 0.1261, -0.0512, 0.0000, -0.7988,
+           1.7726, 1.5744)
 BIAS = -6.0179
 
 
