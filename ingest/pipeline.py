@@ -61,6 +61,7 @@ Progress = Callable[[int, int], None]
 
 
 IGNORED_SHOWN = 8  # ignored field names listed per file; the rest are counted
+FILES_SHOWN = 5  # file names listed in a folder's summary line; the rest are counted
 
 
 @dataclass
@@ -146,8 +147,65 @@ class IngestSummary:
         return text
 
     def notes(self) -> list[str]:
-        """The details behind `line`, one line each: files not read, records left out, fields ignored."""
-        return ([f"not read: {u}" for u in self.unreadable] + [n for f in self.files for n in f.notes()])
+        """The details behind `line`, one line each: files not read, records left out, fields ignored. Files of
+        one folder (a folder of per-paper JSON) are summed up in one line per kind, naming a few of the files."""
+        out = [f"not read: {u}" for u in self.unreadable]
+        folders: dict[str, list[FileReport]] = {}
+        for f in self.files:
+            folders.setdefault(str(Path(f.path).parent) if f.path else "", []).append(f)
+        for folder, reports in folders.items():
+            noted = [f for f in reports if f.notes()]
+            if len(noted) < 2 or not folder:
+                out += [n for f in noted for n in f.notes()]
+            else:
+                out += _folder_notes(Path(folder).name or folder, noted)
+        return out
+
+
+def _named(files: list[FileReport]) -> str:
+    """"a.json, b.json … and 795 more": a few of the files a folder's line is about."""
+    names = ", ".join(f.name for f in files[:FILES_SHOWN])
+    return names + (f" and {len(files) - FILES_SHOWN} more" if len(files) > FILES_SHOWN else "")
+
+
+def _files(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
+
+
+def _folder_notes(folder: str, files: list[FileReport]) -> list[str]:
+    """`FileReport.notes` summed over the files of one folder: one line per kind, with counts and file names."""
+    out = []
+    bad = [f for f in files if f.skipped or f.title_only]
+    if bad:
+        skipped, title_only = sum(len(f.skipped) for f in bad), sum(len(f.title_only) for f in bad)
+        counts = ", ".join(part for part in (f"{skipped} records skipped" if skipped else "",
+                                             f"{title_only} kept with their title only" if title_only else "")
+                           if part)
+        first = bad[0]
+        reason = (first.skipped + first.title_only)[0].removeprefix(first.path).lstrip(": ")
+        out.append(f"{folder}/: {counts} in {_files(len(bad))} ({_named(bad)}; first: {first.name}: {reason})")
+    decided = [f for f in files if f.decisions]
+    if decided:
+        decisions: Counter[str] = sum((f.decisions for f in decided), Counter())
+        out.append(f"{folder}/: {sum(decisions.values())} not accepted, skipped: "
+                   + ", ".join(f"{d} ×{n}" for d, n in decisions.most_common(IGNORED_SHOWN))
+                   + f" (in {_files(len(decided))}: {_named(decided)})")
+    conflicted = [f for f in files if f.conflicts]
+    if conflicted:
+        out.append(f"{folder}/: {sum(len(f.conflicts) for f in conflicted)} repeated ids with a different abstract "
+                   f"in {_files(len(conflicted))} (the first is kept): {conflicted[0].conflicts[0]}")
+    cleaned = [f for f in files if f.cleaned]
+    if cleaned:
+        out.append(f"{folder}/: control characters removed from {sum(f.cleaned for f in cleaned)} records "
+                   f"in {_files(len(cleaned))}: {_named(cleaned)}")
+    ignoring = [f for f in files if f.ignored]
+    if ignoring:
+        ignored: Counter[str] = sum((f.ignored for f in ignoring), Counter())
+        shown = ", ".join(f"{k} ×{n}" for k, n in ignored.most_common(IGNORED_SHOWN))
+        rest = len(ignored) - IGNORED_SHOWN
+        out.append(f"{folder}/: ignored in {_files(len(ignoring))} ({_named(ignoring)}): {shown}"
+                   + (f" and {rest} more fields" if rest > 0 else ""))
+    return out
 
 
 class Loaded(NamedTuple):

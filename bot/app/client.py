@@ -212,6 +212,9 @@ class PaperBot(discord.Client):
         done = self._reindex = asyncio.get_running_loop().create_future()
         try:
             summary = await asyncio.to_thread(self.library.ingest)
+            log.info("reindex: %s", summary.line())
+            for note in summary.notes():
+                log.info("reindex: %s", note)
             self.forget_papers()
             self.in_background(self.watcher.run_once())  # digests of the new papers, without delaying the answer
             done.set_result(summary)

@@ -28,11 +28,13 @@ from retrieval.filters import Filters, no_match_notice
 
 if TYPE_CHECKING:
     from bot.app.seam import BotSeam
+    from ingest.pipeline import IngestSummary
 
 QUESTION_MAX = 1000
 FILTER_MAX = 100
 LIST_PAGE = 10  # papers per page of /author and /area
 SIMILAR_K = 8
+SUMMARY_NOTES = 6  # notes of an ingest shown under /reindex's summary; the log has the rest
 RELATED_MAX_BYTES = 64 * 1024
 TYPE_CHOICES = [app_commands.Choice(name=t, value=t) for t in PRESENTATION_TYPES]
 FILTER_HELP = {
@@ -293,14 +295,23 @@ async def reindex(interaction: discord.Interaction) -> None:
         await interaction.response.send_message(note, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         summary = await bot.reindex()
-        note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=summary.line())
+        note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=_summary_text(summary))
         await interaction.followup.send(note, ephemeral=True,
                                         allowed_mentions=NO_MENTIONS)
         return
     await interaction.response.defer(thinking=True, ephemeral=True)
     summary = await bot.reindex()
-    note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=summary.line())
+    note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=_summary_text(summary))
     await respond(interaction, embeds.text_pages(note), ephemeral=True)
+
+
+def _summary_text(summary: IngestSummary) -> str:
+    """The ingest's summary line and the first of its notes (a folder's in one line each), made inert."""
+    notes = summary.notes()
+    lines = [summary.line(), *(f"• {embeds.escape(n)}" for n in notes[:SUMMARY_NOTES])]
+    if len(notes) > SUMMARY_NOTES:
+        lines.append(f"• … {len(notes) - SUMMARY_NOTES} more (the log has them all)")
+    return "\n".join(lines)
 
 
 def _wire_autocomplete() -> None:

@@ -48,6 +48,7 @@ class StubLibrary:
         self.ingest_started = threading.Event()
         self._ingesting = threading.Lock()
         self.ingests = 0
+        self.reports: list = []  # FileReports the next ingest's summary carries
         self.searches: list[str] = []
         self.filters: list = []
 
@@ -95,7 +96,7 @@ class StubLibrary:
             self.ingest_started.set()
             self.hold_ingest.wait(30)
             self.ingests += 1
-            return IngestSummary(unchanged=len(self.records), sources=["stub.txt"])
+            return IngestSummary(unchanged=len(self.records), sources=["stub.txt"], files=list(self.reports))
 
     def close(self) -> None:
         pass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 
 import pytest
 
@@ -301,3 +302,18 @@ async def test_global_sync_without_a_dev_guild(make_bot):
         await bot._sync_commands()
     [put] = [c for c in h.calls if c.method == "PUT"]
     assert put.url.endswith(f"/applications/{bot.application_id}/commands")
+
+
+async def test_reindex_shows_the_ingests_notes_a_folder_in_one_line_and_inert(make_bot, stub_library):
+    from ingest.pipeline import FileReport
+
+    stub_library.reports = [FileReport(name=f"p{i}.json", path=f"/data/papers/p{i}.json", records=1, papers=1,
+                                       ignored=Counter({"citation_count": 1, "@everyone": 1})) for i in range(9)]
+    async with Harness(make_bot()) as h:
+        ex = await h.slash("reindex", permissions=MANAGE_GUILD)
+    content = ex.calls[-1].json["content"]
+    lines = content.split("\n")
+    assert lines[0].startswith("Index rebuilt: 0 added")
+    assert len(lines) == 2 and lines[1].startswith("• papers/: ignored in 9 files (p0.json, p1.json")
+    assert "and 4 more" in lines[1] and "citation\\_count ×9" in lines[1]
+    assert "@everyone" not in content.replace("@\u200beveryone", "")  # the field name cannot ping

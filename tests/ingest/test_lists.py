@@ -166,3 +166,27 @@ def test_a_real_list_ingests_once_and_reingests_unchanged(tmp_path):
         stored = {p.title: p for p in lib.papers()}
     record = next(r for r in raw("paperlists-iclr2018.json") if r["status"] == "Oral")
     assert stored[record["title"]].bibtex == record["bibtex"].strip() and stored[record["title"]].presentation == "oral"
+
+
+def test_a_folder_of_per_paper_files_is_summed_up_in_one_line_per_kind(tmp_path):
+    from ingest.pipeline import IngestSummary
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    for i in range(7):
+        venue = "Submitted to NeurIPS 2024" if i == 3 else "NeurIPS 2024 poster"
+        record = {"id": f"p{i}", "title": f"Paper number {i}", "venue": venue, "citationCount": i,
+                  "abstract": f"We study problem {i} and show that a simple method solves it in linear time."}
+        if i < 2:
+            record["collected_at"] = "2024-12-01"
+        (folder / f"p{i}.json").write_text(json.dumps(record), encoding="utf-8")
+    (tmp_path / "alone.json").write_text(json.dumps([{"title": "A lone list", "tags2": "x", "abstract":
+                                                      "We show a lone list is still reported on its own line."}]))
+    loaded = load_papers([folder, tmp_path / "alone.json"])
+    notes = IngestSummary(files=list(loaded.files)).notes()
+    assert notes == [
+        "papers/: 1 not accepted, skipped: Submitted to NeurIPS 2024 ×1 (in 1 file: p3.json)",
+        "papers/: ignored in 7 files (p0.json, p1.json, p2.json, p3.json, p4.json and 2 more): "
+        "citationCount ×7, collected_at ×2",
+        "alone.json: ignored: tags2 ×1",
+    ], notes
