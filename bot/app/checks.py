@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -11,9 +10,7 @@ from discord import app_commands
 from bot.app import messages
 from bot.app.embeds import escape
 from bot.app.guard import guild_allowed, is_admin
-
-if TYPE_CHECKING:
-    from bot.app.seam import BotSeam
+from bot.app.seam import bot_of
 
 
 class Refusal(app_commands.CheckFailure):
@@ -45,13 +42,10 @@ class ServersOnly(Refusal):
     pass
 
 
-def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
-
 
 def rate_limited(interaction: discord.Interaction) -> bool:
     """Questions (/ask, /search, the context menu): the user's question budget."""
-    retry = _bot(interaction).limiter.hit(interaction.user.id)
+    retry = bot_of(interaction).limiter.hit(interaction.user.id)
     if retry is not None:
         raise RateLimited(retry)
     return True
@@ -59,7 +53,7 @@ def rate_limited(interaction: discord.Interaction) -> bool:
 
 def lookup_limited(interaction: discord.Interaction) -> bool:
     """Cheap lookups (/paper, buttons) have their own, larger bucket: they never use up questions."""
-    retry = _bot(interaction).lookups.hit(interaction.user.id)
+    retry = bot_of(interaction).lookups.hit(interaction.user.id)
     if retry is not None:
         raise RateLimited(retry)
     return True
@@ -68,7 +62,7 @@ def lookup_limited(interaction: discord.Interaction) -> bool:
 def admins_only(interaction: discord.Interaction) -> bool:
     if interaction.guild_id is None:
         raise ServersOnly("REINDEX_SERVERS_ONLY")
-    role = _bot(interaction).settings.discord.admin_role
+    role = bot_of(interaction).settings.discord.admin_role
     roles = getattr(interaction.user, "roles", [])
     if not is_admin(
             manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
@@ -79,7 +73,7 @@ def admins_only(interaction: discord.Interaction) -> bool:
 
 def server_allowed(interaction: discord.Interaction) -> bool:
     """Every interaction: servers outside DISCORD_GUILD_ALLOWLIST are refused (commands) or ignored."""
-    if guild_allowed(interaction.guild_id, _bot(interaction).settings.discord.guild_allowlist):
+    if guild_allowed(interaction.guild_id, bot_of(interaction).settings.discord.guild_allowlist):
         return True
     if interaction.type is discord.InteractionType.application_command:
         raise GuildNotAllowed("GUILD_NOT_ALLOWED")

@@ -11,6 +11,7 @@ from discord import app_commands
 from bot.app import embeds, week
 from bot.app import messages as bot_messages
 from bot.app.checks import admins_only, lookup_limited, rate_limited
+from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
 from bot.app.views import (
     SEARCH_DEPTH,
@@ -27,7 +28,6 @@ from paperbot.text import clean_question
 from retrieval.filters import Filters, no_match_notice
 
 if TYPE_CHECKING:
-    from bot.app.seam import BotSeam
     from ingest.pipeline import IngestSummary
 
 QUESTION_MAX = 1000
@@ -50,9 +50,6 @@ def _locale(interaction: discord.Interaction) -> str:
     """The language of fixed text for an interaction with no question to go by: its client's locale."""
     return message_language(None, str(interaction.locale))
 
-
-def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def _filters(author: str | None, area: str | None, kind: app_commands.Choice[str] | None, track: str | None,
@@ -80,7 +77,7 @@ async def ask(interaction: discord.Interaction, question: app_commands.Range[str
 
 async def _answer(interaction: discord.Interaction, question: str, *, private: bool, use_llm: bool = True,
                   in_conversation: bool = True, filters: Filters | None = None) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = clean_question(question)
     lang = message_language(question, str(interaction.locale))
@@ -139,7 +136,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
                  k: app_commands.Range[int, 1, 10] = 5, author: FilterText | None = None,
                  area: FilterText | None = None, kind: app_commands.Choice[str] | None = None,
                  track: FilterText | None = None, keyword: FilterText | None = None) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     await interaction.response.defer(thinking=True)
     query = clean_question(query)
     if not query:
@@ -157,7 +154,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
 @app_commands.describe(paper="Start typing a label or id")
 @app_commands.check(lookup_limited)
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
-    record = await _bot(interaction).find_paper(paper)
+    record = await bot_of(interaction).find_paper(paper)
     if record is None:
         note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{embeds.escape(paper)}”")
         await interaction.response.send_message(note,
@@ -168,7 +165,7 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
 
 
 async def paper_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    found = await _bot(interaction).paper_choices(current)
+    found = await bot_of(interaction).paper_choices(current)
     return [app_commands.Choice(name=name, value=value) for name, value in found]
 
 
@@ -176,14 +173,14 @@ def _values_autocomplete(field: str):
     """Autocomplete for a filter option from the corpus's own values (most common first)."""
 
     async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        found = await _bot(interaction).value_choices(field, current)
+        found = await bot_of(interaction).value_choices(field, current)
         return [app_commands.Choice(name=name, value=value) for name, value in embeds.value_choices(found)]
 
     return complete
 
 
 async def _send_list(interaction: discord.Interaction, heading: str, filters: Filters) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     await interaction.response.defer(thinking=True)
     papers = await bot.browse(filters)
     if not papers:
@@ -219,7 +216,7 @@ async def area(interaction: discord.Interaction, area: FilterText) -> None:
 @app_commands.describe(paper="Start typing a title or id")
 @app_commands.check(rate_limited)
 async def similar(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     record = await bot.find_paper(paper)
     if record is None:
         note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{embeds.escape(paper)}”")
@@ -239,7 +236,7 @@ async def similar(interaction: discord.Interaction, paper: app_commands.Range[st
 @app_commands.check(rate_limited)
 async def related(interaction: discord.Interaction, text: app_commands.Range[str, 1, 4000] | None = None,
                   file: discord.Attachment | None = None) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     body = (text or "").strip()
     if file is not None:
         kind = (file.content_type or "text/plain").split(";")[0].strip().lower()
@@ -273,7 +270,7 @@ async def related(interaction: discord.Interaction, text: app_commands.Range[str
 
 @app_commands.command(name="about", description="What this bot knows and how to use it.")
 async def about(interaction: discord.Interaction) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
     await respond(interaction, embeds.about_pages(await bot.about(), _locale(interaction)), ephemeral=True)
 
@@ -283,7 +280,7 @@ async def about(interaction: discord.Interaction) -> None:
 @app_commands.allowed_installs(guilds=True, users=False)
 @app_commands.check(admins_only)
 async def reindex(interaction: discord.Interaction) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     running = bot.reindex_running()
     if running == "elsewhere":
         note = bot_messages.text("REINDEX_RUNNING_ELSEWHERE", _locale(interaction))

@@ -8,9 +8,11 @@ else and that `PaperBot` has all of it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 if TYPE_CHECKING:
+    import discord
+
     from bot.app.conversation import Conversations
     from bot.app.embeds import AboutInfo
     from bot.app.guard import RateLimiter
@@ -71,3 +73,8 @@ class BotSeam(Protocol):
     async def add_watch(self, user_id: int, topic: str, channel_id: int | str = "") -> Watch: ...
     async def watches(self, user_id: int) -> list[Watch]: ...
     async def remove_watch(self, user_id: int, watch_id: int) -> bool: ...
+
+
+def bot_of(interaction: discord.Interaction) -> BotSeam:
+    """The bot an interaction reached (`interaction.client`, a PaperBot), seen only through this seam."""
+    return cast("BotSeam", interaction.client)

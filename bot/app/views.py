@@ -31,6 +31,7 @@ import discord
 from bot.app import embeds, messages
 from bot.app.checks import RateLimited
 from bot.app.errors import report_interaction_error
+from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
 from paperbot.language import message_language
 from retrieval.types import Answer, SearchResult
@@ -50,9 +51,6 @@ def new_key() -> str:
     """The key a result is remembered by (8 hex digits: unique enough for the results kept in memory)."""
     return secrets.token_hex(4)
 
-
-def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def cited_ids(answer: Answer) -> tuple[str, ...]:
@@ -116,7 +114,7 @@ class _Persistent:
 
     async def callback(self, interaction: discord.Interaction) -> None:
         try:
-            retry = _bot(interaction).lookups.hit(interaction.user.id)
+            retry = bot_of(interaction).lookups.hit(interaction.user.id)
             if retry is not None:
                 raise RateLimited(retry)
             await self.run(interaction)
@@ -152,7 +150,7 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
         return cls(match["key"], tuple(i for i in match["ids"].split(",") if i), bool(match["mark"]))
 
     async def run(self, interaction: discord.Interaction) -> None:
-        bot = _bot(interaction)
+        bot = bot_of(interaction)
         answer = bot.recall(self.key)
         if not isinstance(answer, Answer):
             message = interaction.message
@@ -181,7 +179,7 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
         return cls(match["key"])
 
     async def run(self, interaction: discord.Interaction) -> None:
-        bot = _bot(interaction)
+        bot = bot_of(interaction)
         message = interaction.message
         # The message says whether it was shared (its Share button is disabled once it is), so a restart
         # changes nothing; the memory only guards two clicks at once, before the first one's edit lands.
@@ -225,7 +223,7 @@ class SavePapers(_Persistent, discord.ui.DynamicItem[discord.ui.Button], templat
         return cls(tuple(i for i in match["ids"].split(",") if i))
 
     async def run(self, interaction: discord.Interaction) -> None:
-        bot = _bot(interaction)
+        bot = bot_of(interaction)
         new, total = await bot.save_papers(interaction.user.id, self.ids)
         lang = message_language(None, str(interaction.locale))
         await respond(interaction, embeds.text_pages(messages.text("SAVED_NEW", lang, new=new, count=len(self.ids),
@@ -330,7 +328,7 @@ class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
     prefix = "pb:pg"
 
     async def run(self, interaction: discord.Interaction) -> None:
-        bot = _bot(interaction)
+        bot = bot_of(interaction)
         message = interaction.message
         mine = self.mine(interaction)
         result = bot.recall(self.key)
@@ -387,7 +385,7 @@ class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
     prefix = "pb:ls"
 
     async def run(self, interaction: discord.Interaction) -> None:
-        remembered = _bot(interaction).recall(self.key)
+        remembered = bot_of(interaction).recall(self.key)
         if not (isinstance(remembered, tuple) and len(remembered) == 2):
             await _gone(interaction)
             return

@@ -8,7 +8,7 @@ they keep working after a restart. Digests are sent by bot/app/watcher.py.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -16,6 +16,7 @@ from discord import app_commands
 from bot.app import embeds
 from bot.app import messages as bot_messages
 from bot.app.checks import admins_only, lookup_limited, rate_limited
+from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
 from bot.app.views import _gone, _pager_view, _Paging, _Persistent, new_key
 from paperbot import bibtex, messages
@@ -25,16 +26,10 @@ from paperbot.language import message_language
 from paperbot.records import Paper
 from retrieval.plan import Plan, build_plan, check_day, paper_events, plan_events
 
-if TYPE_CHECKING:
-    from bot.app.seam import BotSeam
-
 SAVED_PAGE = 10
 PLAN_MAX_BYTES = 64 * 1024
 FORMATS = [app_commands.Choice(name="bibtex", value="bib"), app_commands.Choice(name="calendar", value="ics")]
 
-
-def _bot(interaction: discord.Interaction) -> BotSeam:
-    return interaction.client  # type: ignore[return-value]  # the client is a PaperBot, which BotSeam describes
 
 
 def _lang(interaction: discord.Interaction, text: str | None = None) -> str:
@@ -70,7 +65,7 @@ async def plan(interaction: discord.Interaction, topic: app_commands.Range[str, 
                text: app_commands.Range[str, 1, 4000] | None = None, file: discord.Attachment | None = None,
                saved: bool = False, day: app_commands.Range[str, 1, 10] | None = None,
                k: app_commands.Range[int, 1, 25] = 10) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     lang = _lang(interaction, topic or text)
     try:
         day = check_day(day.strip()) if day else ""
@@ -118,7 +113,7 @@ class PlanPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
     prefix = "pb:pl"
 
     async def run(self, interaction: discord.Interaction) -> None:
-        result = _bot(interaction).recall(self.key)
+        result = bot_of(interaction).recall(self.key)
         if not isinstance(result, Plan):
             await _gone(interaction)
             return
@@ -140,7 +135,7 @@ saved = app_commands.Group(name="saved", description="Your saved papers: list, r
 
 
 async def _saved_page(interaction: discord.Interaction, page: int) -> tuple[embeds.Page, discord.ui.View | None]:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     papers = await bot.saved_papers(interaction.user.id)
     lang = _lang(interaction)
     if not papers:
@@ -170,7 +165,7 @@ async def saved_list(interaction: discord.Interaction) -> None:
 @app_commands.describe(paper="Start typing one of your saved papers")
 @app_commands.check(lookup_limited)
 async def saved_remove(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     lang = _lang(interaction)
     mine = await bot.saved_papers(interaction.user.id)
     record = next((p for p in mine if p.paper_id == paper.strip()), None)
@@ -184,14 +179,14 @@ async def saved_remove(interaction: discord.Interaction, paper: app_commands.Ran
 
 
 async def saved_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    papers = await _bot(interaction).saved_papers(interaction.user.id)
+    papers = await bot_of(interaction).saved_papers(interaction.user.id)
     return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
 
 
 @saved.command(name="clear", description="Remove all your saved papers.")
 @app_commands.check(lookup_limited)
 async def saved_clear(interaction: discord.Interaction) -> None:
-    count = await _bot(interaction).clear_saved(interaction.user.id)
+    count = await bot_of(interaction).clear_saved(interaction.user.id)
     await _private(interaction, bot_messages.text("SAVED_CLEARED", _lang(interaction), count=count))
 
 
@@ -205,7 +200,7 @@ async def saved_export(interaction: discord.Interaction, format: app_commands.Ch
 
 async def export_saved(interaction: discord.Interaction, fmt: str) -> None:
     """The clicking (or asking) user's saved papers as a .bib or .ics attachment, privately."""
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     lang = _lang(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)
     papers = await bot.saved_papers(interaction.user.id)
@@ -269,7 +264,7 @@ class SavedExport(_Persistent, discord.ui.DynamicItem[discord.ui.Button], templa
                       description="Delete everything paperbot keeps about you (saved papers and watches).")
 @app_commands.check(lookup_limited)
 async def forget(interaction: discord.Interaction) -> None:
-    saved_n, watches_n = await _bot(interaction).forget_user(interaction.user.id)
+    saved_n, watches_n = await bot_of(interaction).forget_user(interaction.user.id)
     await _private(interaction, bot_messages.text("FORGOTTEN", _lang(interaction), saved=saved_n, watches=watches_n))
 
 
@@ -284,7 +279,7 @@ watch = app_commands.Group(name="watch", description="New papers on a topic, sen
 @app_commands.check(lookup_limited)
 async def watch_add(interaction: discord.Interaction, topic: app_commands.Range[str, 1, 200],
                     channel: discord.TextChannel | None = None) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     lang = _lang(interaction, topic)
     if channel is not None:
         try:
@@ -307,7 +302,7 @@ async def watch_add(interaction: discord.Interaction, topic: app_commands.Range[
 @app_commands.check(lookup_limited)
 async def watch_list(interaction: discord.Interaction) -> None:
     lang = _lang(interaction)
-    mine = await _bot(interaction).watches(interaction.user.id)
+    mine = await bot_of(interaction).watches(interaction.user.id)
     if not mine:
         await _private(interaction, bot_messages.text("WATCH_NONE", lang))
         return
@@ -321,7 +316,7 @@ async def watch_list(interaction: discord.Interaction) -> None:
 @app_commands.describe(watch="Start typing one of your watches")
 @app_commands.check(lookup_limited)
 async def watch_remove(interaction: discord.Interaction, watch: app_commands.Range[int, 1]) -> None:
-    bot = _bot(interaction)
+    bot = bot_of(interaction)
     lang = _lang(interaction)
     mine = {w.id: w for w in await bot.watches(interaction.user.id)}
     if watch not in mine or not await bot.remove_watch(interaction.user.id, watch):
@@ -331,7 +326,7 @@ async def watch_remove(interaction: discord.Interaction, watch: app_commands.Ran
 
 
 async def watch_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[int]]:
-    mine = await _bot(interaction).watches(interaction.user.id)
+    mine = await bot_of(interaction).watches(interaction.user.id)
     needle = current.strip().lower().lstrip("#")
     return [app_commands.Choice(name=embeds.clip(f"#{w.id} {w.topic}", embeds.CHOICE_NAME), value=w.id)
             for w in mine if needle in f"{w.id} {w.topic.lower()}"][:embeds.CHOICES]

@@ -20,7 +20,7 @@ def test_the_seam_covers_everything_commands_views_and_checks_use():
     used: dict[str, set[str]] = {}
     for name in USERS:
         text = (REPO / name).read_text(encoding="utf-8")
-        found = set(re.findall(r"\b_bot\(interaction\)\.([A-Za-z_]\w*)", text))
+        found = set(re.findall(r"\bbot_of\(interaction\)\.([A-Za-z_]\w*)", text))
         found |= set(re.findall(r"(?<![\w.])bot\.([A-Za-z_]\w*)", text))
         used[name] = found - {"app"}  # `bot.app` is the package in import lines
     outside = {name: sorted(u - _members()) for name, u in used.items() if u - _members()}
