@@ -202,12 +202,18 @@ class Retriever:
             fused = _z(dense[cand]) + _z(bm25[cand])
         order = np.argsort(-fused, kind="stable")[:depth]
         weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
-        coverage, missing, known = view.coverage(weights), view.missing(weights), view.missing(weights, known=True)
+        tokens = list(weights)
+        present = view.term_presence(tokens)  # (terms, papers): which of the query's terms each paper holds
+        term_share = np.array([weights[t] for t in tokens], dtype=np.float32) / (sum(weights.values()) or 1.0)
+        lacking = np.where(present, 0.0, term_share[:, None]).astype(np.float32)  # each term's share, where absent
+        coverage = term_share @ present if tokens else np.zeros(n_papers, dtype=np.float32)
+        missing = lacking.max(axis=0) if tokens else np.zeros(n_papers, dtype=np.float32)
+        corpus_has = np.array([view.keyword.df(t) > 0 for t in tokens], dtype=bool)
+        known = lacking[corpus_has].max(axis=0) if corpus_has.any() else np.zeros(n_papers, dtype=np.float32)
         chosen = cand[order].astype(np.int64)
-        held = view.holds(weights, chosen)  # (terms, papers): which of the query's terms each ranked paper has
-        term_share = np.array(list(weights.values()), dtype=np.float32) / (sum(weights.values()) or 1.0)
+        held = present[:, chosen].astype(np.float32)
         # the most of what each paper lacks that one other ranked paper holds: a question joining two topics
-        elsewhere = ((1 - held) * term_share[:, None]).T @ held if len(weights) else np.zeros((len(chosen),) * 2)
+        elsewhere = ((1 - held) * term_share[:, None]).T @ held if tokens else np.zeros((len(chosen),) * 2)
         np.fill_diagonal(elsewhere, 0.0)
         complement = elsewhere.max(axis=1) if len(chosen) > 1 else np.zeros(len(chosen))
         ranked = []
@@ -326,24 +332,20 @@ class Retriever:
         query = search_text(query, mark=False)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
         known = [pid for pid in paper_ids if pid in view.papers]
-        cached = self._sentences(view, known)
+        return dict(zip(known, self._scored(view, known, query, qvec)))
+
+    def _scored(self, view: CorpusView, paper_ids: list[str], query: str,
+                qvec: np.ndarray) -> list[list[ScoredSentence]]:
+        """Each paper's sentences scored against the query, best quote first (retrieval/snippets.py)."""
+        cached = self._sentences(view, paper_ids)
         terms = question_terms(view.keyword, query)
         quantity = asks_quantity(query)
-        return {pid: score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
-                                     quantity=quantity)
-                for pid in known}
+        return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
+                                quantity=quantity) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
-        """Each paper with the sentences that best answer the query, and whether it answers (retrieval/snippets.py)."""
-        cached = self._sentences(view, [r.paper_id for r in ranked])
-        terms = question_terms(view.keyword, query)
-        quantity = asks_quantity(query)
-        scored = []
-        for r in ranked:
-            paper = view.papers[r.paper_id]
-            quotes, vecs = cached[r.paper_id]
-            scored.append(score_sentences(quotes, vecs, qvec, terms, title=paper.title or paper.label,
-                                          quantity=quantity))
+        """Each paper with the sentences that best answer the query, and whether it answers (retrieval/decision.py)."""
+        scored = self._scored(view, [r.paper_id for r in ranked], query, qvec)
         best = [best_answer(s) for s in scored]
         found = evidence([r.score for r in ranked], best, [r.lexical for r in ranked], [r.missing for r in ranked],
                          [r.dense for r in ranked], [max((x.cosine for x in s), default=0.0) for s in scored],
@@ -355,12 +357,12 @@ class Retriever:
         bar = self.settings.min_confidence if top < self.settings.min_confidence else min(
             self.settings.min_confidence, RELATIVE * top)
         hits = []
-        for r, sentences, e, p in zip(ranked, scored, found, probs):
+        for r, sentences, a, e, p in zip(ranked, scored, best, found, probs):
             relevant = self.is_relevant(r) if p is None else p >= bar
             plausible = relevant if p is None else relevant or p >= self.settings.llm_min_confidence
             hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
-                            answer=best_answer(sentences), confidence=p, plausible=plausible, evidence=e))
+                            answer=a, confidence=p, plausible=plausible, evidence=e))
         return hits
 
 

@@ -32,7 +32,7 @@ import threading
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import astuple, fields, is_dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
@@ -329,35 +329,11 @@ class CorpusView:
         """How many chunks' vectors filtered searches have read so far."""
         return len(self._vectors)
 
-    def coverage(self, weights: dict[str, float]) -> np.ndarray:
-        """Per paper: the share of the query's term weight found in its title and abstract."""
-        found = np.zeros(len(self.papers), dtype=np.float32)
-        for token, w in weights.items():
-            found[np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)])] += w
-        return found / (sum(weights.values()) or 1.0)
-
-    def holds(self, weights: dict[str, float], papers: np.ndarray) -> np.ndarray:
-        """(terms of `weights` in order) x `papers` (indexes): 1.0 where the paper's title or abstract has the term."""
-        out = np.zeros((len(weights), len(papers)), dtype=np.float32)
-        where = {int(p): k for k, p in enumerate(papers)}
-        for row, token in enumerate(weights):
-            for p in np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)]):
-                k = where.get(int(p))
-                if k is not None:
-                    out[row, k] = 1.0
-        return out
-
-    def missing(self, weights: dict[str, float], known: bool = False) -> np.ndarray:
-        """Per paper: the largest share of the query's term weight held by one term its title and abstract lack
-        (with `known`, only terms that other papers hold)."""
-        total = sum(weights.values()) or 1.0
-        out = np.zeros(len(self.papers), dtype=np.float32)
-        for token, w in weights.items():
-            if known and not self.keyword.df(token):
-                continue
-            absent = np.ones(len(self.papers), dtype=bool)
-            absent[np.unique(self.chunk_paper_idx[self.keyword.chunks_with(token)])] = False
-            np.maximum(out, np.where(absent, w / total, 0.0).astype(np.float32), out=out)
+    def term_presence(self, tokens: Sequence[str]) -> np.ndarray:
+        """(tokens, papers) booleans: True where the paper's title or abstract holds the token."""
+        out = np.zeros((len(tokens), len(self.papers)), dtype=bool)
+        for row, token in enumerate(tokens):
+            out[row, self.chunk_paper_idx[self.keyword.chunks_with(token)]] = True
         return out
 
 
