@@ -397,11 +397,9 @@ def main() -> int:
     for key, text in rebuilt["shown_bad"]:
         print(f"  BAD SHOWN {key}: {text}")
     if args.verbose:
-        for key, text, reason in m["dropped_good"]:
-            print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
-    if args.verbose:
-        for key, text, reason in held_out["dropped_good"]:
-            print(f"  GOOD DROPPED {key} ({reason or 'sentence removed'}): {text}")
+        for name, measured in (("answers", m), ("held-out", held_out), ("rebuilt", rebuilt)):
+            for key, text, reason in measured["dropped_good"]:
+                print(f"  GOOD DROPPED ({name}) {key} ({reason or 'sentence removed'}): {text}")
         print(cross_lingual(answers, embed))
     if args.timing:
         print(timing(answers, embed.embedder))

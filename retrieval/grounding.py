@@ -188,7 +188,7 @@ _STOP_STEMS = frozenset(stem(w) for w in STOPWORDS) | STOPWORDS
 def plain(text: str) -> str:
     """Passage text as people read it (LaTeX rendered: 4.2$\\times$ → 4.2×, 10\\% → 10%), with Greek letters also
     spelled out (β-DPO is also "beta-DPO"), to find numbers and names in."""
-    shown = readable(text)
+    shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text))  # "100\%constraint": 100 % of something
     spelled = re.sub(r"[$\\{}]", "", text)
     return shown if shown == spelled else f"{shown} {spelled}"
 
@@ -200,6 +200,9 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("two three four five six seven eight
 _NUMBER = re.compile(r"(?<![\w.\-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
                      r"|(?=[\s,;:.)\]/，。、）]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")\b",
                      re.I)
+# Words in a passage that give a count a sentence may state as a number: "a dual-track evaluation" has two tracks.
+_IMPLIED = re.compile(r"\b(?:(dual|double|twofold|two-fold|both|pair|twin|bi)|(triple|threefold|three-fold|tri))(?=[\s-])",
+                      re.I)
 _MULTIPLIER = {"k": 1e3, "m": 1e6, "b": 1e9}
 _UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt", "points": "pt", "pp": "pt"}
 
@@ -251,8 +254,24 @@ _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
                               re.I)
-_NEGATED = re.compile(r"\b(?:without|no|not|never|rather than|instead of)\s+((?:[\w-]+[\s.,;:]*){1,3})", re.I)
-_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|not|never|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
+_NEGATED = re.compile(r"\b(?:(?<!with and )(?<!with or )without|no|zero|not|never|rather than|instead of)"
+                      r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
+# "less suited" against "best suited": a degree word before the same word, in the other direction.
+_DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
+                     re.I)
+_DEGREE_DOWN = frozenset({"less", "least", "worse", "worst", "poorly", "barely"})
+# "a single forward pass with zero oracle calls" against "a few forward passes": how many, said in words.
+_COUNT = re.compile(r"\b(zero|no|a single|single|only one|one|a few|few|a small number of|a handful of|several|"
+                    r"multiple|many)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+_COUNT_CLASS = {"zero": "none", "no": "none", "a single": "one", "single": "one", "only one": "one", "one": "one"}
+# "erases a model's latent knowledge" against "models retain latent knowledge": opposite verbs on the same thing.
+_KEEPS = re.compile(r"\b(?:retain|keep|preserv|maintain|restor)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
+_LOSES = re.compile(r"\b(?:eras|los[et]|remov|destroy|discard|forget|forgot|eliminat)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
+# "a fixed parameter budget" against "a budget that grows with …".
+_FIXED = re.compile(r"\b(?:fixed|constant|static|unchanged)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+_GROWING = re.compile(r"\b([a-z][a-z-]+)\s+(?:that|which)\s+(?:grows?|increases?|varies|vary|changes?|scales?)\b"
+                      r"|\b(?:growing|increasing|varying|changing)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%": which number goes with
 # which benchmark.
 _BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?%?\s+(?:[a-z][a-z-]*\s+){0,3}(?:on|in)\s+([A-Za-z][\w.-]*[A-Za-z0-9])")
@@ -263,6 +282,33 @@ def _bindings(text: str) -> set[tuple[float, str]]:
     """(number, the benchmark or setting it is given for): "87.77% on CLEVR-Hans7", "on Visual Sudoku … 99.89%"."""
     out = {(float(v), n.lower()) for v, n in _BINDING_AFTER.findall(text) if names(n) or n[:1].isupper()}
     return out | {(float(v), n.lower()) for n, v in _BINDING_BEFORE.findall(text) if names(n) or n[:1].isupper()}
+
+
+def _degrees(text: str) -> set[tuple[bool, str]]:
+    """(down, the word's stem) of every "more X" / "less X": "less suited" is (True, "suit")."""
+    return {(m.group(1).lower() in _DEGREE_DOWN, s) for m in _DEGREE.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
+
+
+def _counts(text: str) -> set[tuple[str, str]]:
+    """(none / one / some, the first word counted): "zero inference-time oracle calls" is ("none", "infer")."""
+    out = set()
+    for m in _COUNT.finditer(text):
+        counted = _ordered_stems(m.group(2))[:1]
+        out |= {(_COUNT_CLASS.get(" ".join(m.group(1).lower().split()), "some"), s) for s in counted}
+    return out
+
+
+def _kept(text: str, verbs: re.Pattern[str]) -> set[str]:
+    """What `text` says is kept (or lost): the words after the verb, stemmed."""
+    return {s for m in verbs.finditer(text) for s in _ordered_stems(m.group(1))[:3] if s not in GENERIC_WORDS}
+
+
+def _fixed(text: str) -> set[str]:
+    return {s for m in _FIXED.finditer(text) for s in _ordered_stems(m.group(1))[:2]}
+
+
+def _growing(text: str) -> set[str]:
+    return {s for m in _GROWING.finditer(text) for s in _ordered_stems(m.group(1) or m.group(2))[:2]}
 
 
 @dataclass(frozen=True)
@@ -279,12 +325,19 @@ class Evidence:
     negated: tuple[frozenset[str], ...]  # what it says is done without: "without external teachers"
     denied: frozenset[str]  # every word it puts after a negation ("not", "no", "without", "never")
     bindings: frozenset[tuple[float, str]]
+    degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
+    counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
+    fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
+    keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
+    loses: frozenset[str] = frozenset()  # what it says is erased or lost
 
     @classmethod
     def of(cls, text: str) -> Evidence:
         flat = " ".join(plain(text).split())
         return cls(
-            text=flat.lower(), cased=flat, values=frozenset((v, u) for _, v, u in numbers(flat)),
+            text=flat.lower(), cased=flat,
+            values=frozenset((v, u) for _, v, u in numbers(flat))
+            | {(2.0 if m.group(1) else 3.0, None) for m in _IMPLIED.finditer(flat)},
             stems=frozenset(content_words(flat, ignore=GENERIC_WORDS)),
             comparative=bool(_PASSAGE_COMPARATIVE.search(flat)),
             superlative=bool(_PASSAGE_SUPERLATIVE.search(flat)),
@@ -293,7 +346,9 @@ class Evidence:
             negated=tuple(s for s in (frozenset(list(_ordered_stems(m.group(1)))[:2]) for m in _NEGATED.finditer(flat))
                           if len(s) == 2),
             denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3]),
-            bindings=frozenset(_bindings(flat)))
+            bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
+            counts=frozenset(_counts(flat)), fixed=frozenset(_fixed(flat)),
+            keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
         return any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) and (unit is None or u is None or u == unit)
@@ -372,6 +427,18 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             denied = set(_ordered_stems(m.group(1))[:2])
             if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"
+    for down, word in _degrees(bare):  # "best suited" where the passage says "less suited"
+        if (not down, word) in support.degrees and (down, word) not in support.degrees:
+            return "the passage says it the other way round"
+    for kind, word in _counts(bare):  # "a few forward passes" where the passage says "a single forward pass"
+        said = {k for k, w in support.counts if w == word}
+        if said and kind not in said:
+            return f"the passage counts {sorted(said)[0]}, not {kind}"
+    lost, kept = _kept(bare, _LOSES), _kept(bare, _KEEPS)  # "erases its knowledge" where the passage says "retains"
+    if (lost & support.keeps) - support.loses or (kept & support.loses) - support.keeps:
+        return "the passage says the opposite"
+    if _growing(bare) & support.fixed:  # "a budget that grows" where the passage says "a fixed budget"
+        return "the passage says it is fixed"
     bound = _bindings(bare)
     for value, name in bound:
         others = {n for v, n in support.bindings if v == value}

@@ -250,7 +250,20 @@ DEVYN = ("Our results suggest that learning the action parameterization itself c
 ZOO = ("ZOO estimates gradients via finite differences between two function evaluations, which must use the same "
        "data.")
 
-
+HYBRID = ("In this paper, we propose Hybrid-LoRA, an efficient hybrid post-training framework that selectively applies "
+          "full fine-tuning to a small subset of modules less suited to low-rank adaptation, while adapting the remaining "
+          "components with LoRA. We introduce a novel Hybrid-LoRA Score to rank candidate modules according to their "
+          "sensitivity to low-rank adaptation under a fixed parameter budget.")
+AMORTIX = ("We present AMORTIX, an amortized Graph Transformer model that natively supports such constraints, optimizing "
+           "molecular structures in a single forward pass with zero inference-time oracle calls.")
+LATENT = ("Our key insight is that while compliance suppresses safety mechanisms, models often retain latent knowledge to "
+          "identify harm.")
+HIPHY = ("We propose HiPhy, a reinforcement learning framework that grounds video generation in physical laws through a "
+         "dual-level objective: locally enforcing the temporal dynamics of individual physical principles, and globally "
+         "ensuring the physical and semantic coherence of the entire scene.")
+SUDOKU = r"On Visual Sudoku, AS2 achieves 99.89\% cell accuracy and 100\%constraint satisfaction."
+HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with and without HopChain's multi-hop data) and "
+       "compare them across 24 benchmarks.")
 @pytest.mark.parametrize("passage, sentence, problem", [
     (IFD, "IFDecorator reaches 87.43% on IFEval with 3,625 examples [1].", None),
     (IFD, "IFDecorator reaches 78.43% on IFEval [1].", "the number 78.43%"),
@@ -277,6 +290,19 @@ ZOO = ("ZOO estimates gradients via finite differences between two function eval
     (DEVYN, "Learning the action parameterization is the only effective route to scaling RL [1].", "'the only'"),
     (DEVYN, "Learning the action parameterization can be a simple and effective route to scaling RL [1].", None),
     (ZOO, "The estimate is reliable regardless of the data used in the two evaluations [1].", "'regardless'"),
+    (HYBRID, "Hybrid-LoRA fully fine-tunes the modules best suited to low-rank adaptation [1].", "other way round"),
+    (HYBRID, "Hybrid-LoRA fully fine-tunes a few modules less suited to low-rank adaptation [1].", None),
+    (HYBRID, "Its score ranks modules under a parameter budget that grows with the modules chosen [1].", "is fixed"),
+    (HYBRID, "Its score ranks modules under a fixed parameter budget [1].", None),
+    (AMORTIX, "AMORTIX optimizes molecules over a few forward passes [1].", "counts one, not some"),
+    (AMORTIX, "AMORTIX needs a small number of inference-time oracle calls [1].", "done without that"),
+    (AMORTIX, "It optimizes molecular structures in a single forward pass and makes no oracle calls at inference time "
+              "[1].", None),
+    (LATENT, "Compliance erases the model's latent knowledge for identifying harm [1].", "the opposite"),
+    (LATENT, "Models often keep their latent knowledge for identifying harm [1].", None),
+    (HIPHY, "Its objective works on two levels, local and global [1].", None),  # "dual-level"
+    (SUDOKU, "AS2 reaches 100% constraint satisfaction on Visual Sudoku [1].", None),  # "100\\%constraint"
+    (HOP, "They train under two RLVR settings, with and without the multi-hop data [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
