@@ -51,7 +51,7 @@ from paperbot.errors import (
 )
 from paperbot.logs import public_url
 from paperbot.records import StoredChunk, is_complete
-from paperbot.settings import Secret, Settings, StoreSettings
+from paperbot.settings import Secret, Settings, StoreSettings, child_environment
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +240,9 @@ def probe_command() -> list[str]:
 
 
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    """The probe's environment: the bot's without its secrets (paperbot.settings.child_environment); the store's
+    credentials reach it on its stdin."""
+    env = child_environment()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGES_ROOT), env.get("PYTHONPATH", "")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")
     return env

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from paperbot.errors import StoreError
+from paperbot.settings import child_environment
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,5 @@ def _child_env() -> dict[str, str]:
     glibc's malloc gets one arena and a fixed mmap threshold (as paperbot.memory fixes the bot's): Chroma's
     threads otherwise keep freed memory in arenas of their own. At 20,000 papers the child held 163 MB after a
     soak instead of 183 MB (173 MB with two arenas), and its writes took as long (docs/benchmarks.md)."""
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "LLM_", "CHROMA_AUTH"))
-            and not any(word in k for word in ("TOKEN", "KEY", "SECRET", "PASSWORD"))}
-    return {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": "131072", **keep,
+    return {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": "131072", **child_environment(),
             "NO_COLOR": "1", "ANONYMIZED_TELEMETRY": "False"}

@@ -447,3 +447,16 @@ class _Env:  # its readers are named after the types they return, so annotations
             span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
             raise ConfigError(name, f"must be {span}, got {value}")
         return value
+
+
+_SECRET_PREFIXES = ("DISCORD_", "LLM_", "OPENAI_", "CHROMA_AUTH", "PAPERBOT_DATABASE")
+_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "DSN")
+
+
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a child process of paperbot starts with: the parent's, less every secret (Discord and LLM
+    settings, Chroma's credentials, anything named like a token, key, password or DSN). A child that needs a
+    credential (the store probe's Chroma token) gets it on its stdin, never in its environment."""
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items()
+            if not k.upper().startswith(_SECRET_PREFIXES) and not any(w in k.upper() for w in _SECRET_WORDS)}

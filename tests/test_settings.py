@@ -246,3 +246,13 @@ def test_doctor_does_not_advise_a_rebuild_for_a_read_only_store():
     assert "write access to CHROMA_PATH" in check.hint
     [damaged] = _store_checks({"kind": "error", "error": "database disk image is malformed"}, "the store", "m")
     assert REBUILD in damaged.hint
+
+
+def test_a_child_process_environment_keeps_everything_but_secrets():
+    from paperbot.settings import child_environment
+
+    env = child_environment({"PATH": "/usr/bin", "HOME": "/home/lab", "CHROMA_PATH": "/data/chroma",
+                             "DISCORD_TOKEN": "t", "LLM_BASE_URL": "http://127.0.0.1:8080/v1", "OPENAI_API_KEY": "k",
+                             "HF_TOKEN": "h", "CHROMA_AUTH_TOKEN": "c", "aws_secret_access_key": "s",
+                             "PGPASSWORD": "p", "PAPERBOT_DATABASE_URL": "postgresql://u:p@h/db"})
+    assert env == {"PATH": "/usr/bin", "HOME": "/home/lab", "CHROMA_PATH": "/data/chroma"}

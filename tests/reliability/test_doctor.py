@@ -362,3 +362,15 @@ def test_the_users_file_is_checked_read_only_and_a_damaged_one_fails(tmp_path, s
     code, lines = doctor_lines(tmp_path, store_env)
     line = line_of(lines, "users file")
     assert code == 1 and line.startswith("✗") and str(settings.user_db_path) in line and "PAPERBOT_USER_DB" in line
+
+
+def test_the_store_probe_does_not_see_the_bots_secrets(monkeypatch):
+    monkeypatch.setenv("DISCORD_TOKEN", "secret-discord")
+    monkeypatch.setenv("LLM_API_KEY", "secret-llm")
+    monkeypatch.setenv("OPENAI_API_KEY", "secret-openai")
+    monkeypatch.setenv("CHROMA_AUTH_TOKEN", "secret-chroma")
+    monkeypatch.setenv("PAPERBOT_DATABASE_URL", "postgresql://bot:secret-pg@db/paperbot")
+    env = doctor._child_env()
+    assert not [k for k, v in env.items() if "secret-" in v], env.keys()
+    assert env["PATH"] == os.environ["PATH"]
+    assert str(doctor.PACKAGES_ROOT) in env["PYTHONPATH"].split(os.pathsep)
