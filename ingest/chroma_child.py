@@ -13,7 +13,6 @@ store's lock for the child's whole life, so no other paperbot process opens the 
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import subprocess
 import sys
