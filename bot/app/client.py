@@ -3,8 +3,8 @@
 `PaperBot` receives its services (library, LLM client) from bot/runtime.py and
 never builds or closes them. Commands live in commands.py, checks in checks.py,
 embeds in embeds.py, sending in sending.py, error reporting in errors.py.
-Everything slow runs in a worker thread behind a semaphore, so the event loop
-only ever waits.
+Every call into the core runs in a worker thread behind one of the bot's two
+lanes (bot/app/lanes.py: work and lookups), so the event loop only ever waits.
 
 Embedding the bot in another program, or in a test:
 
@@ -20,6 +20,7 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from collections import Counter, OrderedDict
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -37,6 +38,7 @@ from bot.app.guard import RateLimiter, guild_allowed
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.translate import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
+from bot.app.lanes import LOOKUP, WORK, core, lanes
 from bot.app.watcher import Watcher
 from bot.app.week import ITEMS as WEEK_ITEMS
 from bot.runtime import Services
@@ -101,7 +103,7 @@ class PaperBot(discord.Client):
         ds = self.settings.discord
         self.limiter = RateLimiter(ds.rate_limit, ds.rate_window)  # questions
         self.lookups = RateLimiter(ds.rate_limit * LOOKUP_FACTOR, ds.rate_window)  # /paper, buttons
-        self.work = asyncio.Semaphore(ds.max_concurrency)
+        self.lanes = lanes(ds.max_concurrency)  # every core call waits for a slot of one (bot/app/lanes.py)
         self.stopping = False  # set on SIGTERM: answers in flight finish, new questions are refused
         self.permission_warnings = PermissionWarnings()
         self._reindex: asyncio.Future | None = None  # the running /reindex's summary, for those who wait
@@ -187,14 +189,18 @@ class PaperBot(discord.Client):
         `use_llm=False` answers extractively this once; `language` is that of the fixed text.
         """
         start = time.perf_counter()
-        async with self.work:
-            answer = await answer_question(self.library, question, llm=self.llm if use_llm else None,
-                                           max_chars=embeds.ANSWER_CHARS, language=language,
-                                           on_text=preview.on_text if preview is not None else None,
-                                           history=history or (), filters=filters)
+        answer = await self._answer(question, preview, history, filters, use_llm, language)
         if answer.latency_ms is None:
             answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
         return answer
+
+    @core(WORK)
+    async def _answer(self, question: str, preview: StreamingPreview | None, history: list[Turn] | None,
+                      filters: Filters | None, use_llm: bool, language: str | None) -> Answer:
+        return await answer_question(self.library, question, llm=self.llm if use_llm else None,
+                                     max_chars=embeds.ANSWER_CHARS, language=language,
+                                     on_text=preview.on_text if preview is not None else None,
+                                     history=history or (), filters=filters)
 
     # -- admin work ---------------------------------------------------------------------------
 
@@ -211,7 +217,7 @@ class PaperBot(discord.Client):
             return await asyncio.shield(self._reindex)
         done = self._reindex = asyncio.get_running_loop().create_future()
         try:
-            summary = await asyncio.to_thread(self.library.ingest)
+            summary = await self._ingest()
             log.info("reindex: %s", summary.line())
             for note in summary.notes():
                 log.info("reindex: %s", note)
@@ -228,32 +234,37 @@ class PaperBot(discord.Client):
                 done.cancel()
             self._reindex = None
 
+    @core(WORK)
+    async def _ingest(self) -> IngestSummary:
+        return await asyncio.to_thread(self.library.ingest)
+
+    @core(WORK)
     async def about(self) -> embeds.AboutInfo:
         """What /about shows: the corpus's size, sources, model and areas (the store may be slow: off the loop)."""
-        async with self.work:
-            stats = await asyncio.to_thread(self.library.stats)
+        stats = await asyncio.to_thread(self.library.stats)
         return embeds.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
                                 llm=self.settings.llm.model if self.llm is not None else None,
                                 areas=stats.areas, types=stats.types)
 
     # -- questions ---------------------------------------------------------------------------
 
+    @core(WORK)
     async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
         """/search: a Chinese query is searched in English (retrieval/translate.py); `result.query` says so."""
         def run() -> SearchResult:
             return self.library.search(english_query(query), k, filters)
 
-        async with self.work:
-            return await asyncio.to_thread(run)
+        return await asyncio.to_thread(run)
 
+    @core(WORK)
     async def similar(self, paper_id: str, k: int) -> list[Similar] | None:
-        async with self.work:
-            return await asyncio.to_thread(self.library.similar, paper_id, k)
+        return await asyncio.to_thread(self.library.similar, paper_id, k)
 
+    @core(WORK)
     async def related(self, text: str, k: int) -> list[Similar]:
-        async with self.work:
-            return await asyncio.to_thread(self.library.related, text, k)
+        return await asyncio.to_thread(self.library.related, text, k)
 
+    @core(WORK)
     async def browse(self, filters: Filters) -> list[Paper]:
         """The papers passing `filters` (an author's, an area's), through the store's filter index."""
         return await asyncio.to_thread(self.library.browse, filters)
@@ -262,6 +273,7 @@ class PaperBot(discord.Client):
         """The corpus's authors, areas, types, tracks and keywords with paper counts (for autocomplete)."""
         return (await self._facet_cache())[1]
 
+    @core(LOOKUP)
     async def value_choices(self, field: str, typed: str) -> list[str]:
         """Autocomplete for one filter field; computed off the event loop (a conference has thousands of authors)."""
         chooser = (await self._facet_cache())[2][field]
@@ -274,11 +286,13 @@ class PaperBot(discord.Client):
 
         return await self._of_papers("facets", build)
 
+    @core(LOOKUP)
     async def paper_choices(self, typed: str) -> list[tuple[str, str]]:
         """Paper autocomplete, (name, value) pairs; matched off the event loop over a per-list index."""
         chooser = await self._of_papers("paper_choices", embeds.PaperChoices)
         return await asyncio.to_thread(chooser, typed)
 
+    @core(LOOKUP)
     async def _of_papers(self, name: str, build):
         """What `build(papers)` makes of the current paper list, made in a thread once per list.
 
@@ -300,10 +314,10 @@ class PaperBot(discord.Client):
         self._derived[name] = ((papers, value), None)
         return value
 
+    @core(WORK)
     async def plan(self, text: str, k: int, day: str = "") -> Plan:
         """The plan of the papers a topic (or a pasted abstract) finds."""
-        async with self.work:
-            return await asyncio.to_thread(plan_for, self.library, text, k, day)
+        return await asyncio.to_thread(plan_for, self.library, text, k, day)
 
     @property
     def user_data(self) -> UserData:
@@ -314,40 +328,49 @@ class PaperBot(discord.Client):
 
     # -- the users file: saved papers and watches ------------------------------------------------
 
+    @core(LOOKUP)
     async def save_papers(self, user_id: int, paper_ids: tuple[str, ...]) -> tuple[int, int]:
         """Save papers for a user: (newly saved, papers in the list now)."""
         new = await asyncio.to_thread(self.user_data.save, user_id, paper_ids)
         return new, len(await asyncio.to_thread(self.user_data.saved, user_id))
 
+    @core(LOOKUP)
     async def saved_papers(self, user_id: int) -> list[Paper]:
         """A user's saved papers that the store still holds, in the order they were saved."""
         ids = await asyncio.to_thread(self.user_data.saved, user_id)
         by_id = {p.paper_id: p for p in await self.papers()}
         return [by_id[i] for i in ids if i in by_id]
 
+    @core(LOOKUP)
     async def unsave_paper(self, user_id: int, paper_id: str) -> bool:
         return await asyncio.to_thread(self.user_data.unsave, user_id, paper_id)
 
+    @core(LOOKUP)
     async def clear_saved(self, user_id: int) -> int:
         return await asyncio.to_thread(self.user_data.clear_saved, user_id)
 
+    @core(LOOKUP)
     async def forget_user(self, user_id: int) -> tuple[int, int]:
         return await asyncio.to_thread(self.user_data.forget_user, user_id)
 
+    @core(LOOKUP)
     async def add_watch(self, user_id: int, topic: str, channel_id: int | str = "") -> Watch:
         return await asyncio.to_thread(self.user_data.add_watch, user_id, topic, channel_id)
 
+    @core(LOOKUP)
     async def watches(self, user_id: int) -> list[Watch]:
         return await asyncio.to_thread(self.user_data.watches, user_id)
 
+    @core(LOOKUP)
     async def remove_watch(self, user_id: int, watch_id: int) -> bool:
         return await asyncio.to_thread(self.user_data.remove_watch, user_id, watch_id)
 
+    @core(WORK)
     async def search_follow_up(self, question: str, history: list[Turn]) -> SearchResult:
         """The search behind an answer to `question` in its conversation (to rebuild its sources)."""
-        async with self.work:
-            return await asyncio.to_thread(search_follow_up, self.library, question, history)
+        return await asyncio.to_thread(search_follow_up, self.library, question, history)
 
+    @core(LOOKUP)
     async def papers(self) -> list[Paper]:
         """Every paper, cached for autocomplete; reloaded when any process has changed the store.
 
@@ -369,6 +392,7 @@ class PaperBot(discord.Client):
             await asyncio.wait([reload], timeout=PAPERS_RELOAD_WAIT)
         return self._papers
 
+    @core(LOOKUP)
     async def _reload_papers(self) -> None:
         try:
             version = await asyncio.to_thread(self.library.content_version)
@@ -379,6 +403,43 @@ class PaperBot(discord.Client):
             log.warning("could not reload the paper list", exc_info=True)
         finally:
             self._papers_reload = None
+
+    # -- what the watcher asks of the store and the users file (bot/app/watcher.py WatcherHost) --------------
+
+    @core(LOOKUP)
+    async def store_version(self) -> str:
+        """The store's content version now (another process may have ingested)."""
+        return await asyncio.to_thread(self.library.content_version)
+
+    @core(LOOKUP)
+    async def store_papers(self) -> list[Paper]:
+        """Every paper as the store holds it now (the cached list of `papers` may be seconds behind)."""
+        return await asyncio.to_thread(self.library.papers)
+
+    @core(LOOKUP)
+    async def changed_papers(self, papers: list[Paper], version: Callable[[Paper], str]) -> list[str] | None:
+        """The papers added or changed since the last call (paperbot/userdata.py); `version` runs in the thread."""
+        return await asyncio.to_thread(lambda: self.user_data.changed_papers({p.paper_id: version(p) for p in papers}))
+
+    @core(LOOKUP)
+    async def all_watches(self) -> list[Watch]:
+        return await asyncio.to_thread(self.user_data.watches)
+
+    @core(LOOKUP)
+    async def queue_matches(self, watch_id: int, matches: dict[str, float]) -> int:
+        return await asyncio.to_thread(self.user_data.queue, watch_id, matches)
+
+    @core(LOOKUP)
+    async def due_digests(self, interval: float) -> list[tuple[Watch, list[tuple[str, float]]]]:
+        return await asyncio.to_thread(self.user_data.due, interval)
+
+    @core(LOOKUP)
+    async def drop_pending(self, watch_id: int) -> None:
+        await asyncio.to_thread(self.user_data.drop_pending, watch_id)
+
+    @core(LOOKUP)
+    async def mark_sent(self, watch_id: int, paper_ids: list[str]) -> None:
+        await asyncio.to_thread(self.user_data.mark_sent, watch_id, paper_ids)
 
     def remember(self, key: str, result: Answer | SearchResult) -> None:
         """Keep a result for its buttons (the newest RESULTS_KEPT)."""
@@ -403,6 +464,7 @@ class PaperBot(discord.Client):
         """The store changed (a /reindex): the next call reloads the list (in the background, see `papers`)."""
         self._papers_checked = float("-inf")
 
+    @core(LOOKUP)
     async def find_paper(self, typed: str) -> Paper | None:
         """The paper with this id or label, else the best autocomplete match (looked up off the event loop)."""
         papers = await self.papers()

@@ -1,8 +1,8 @@
 """What commands, views and checks may ask of the bot: the few methods they need, as a Protocol.
 
 They reach the bot as `interaction.client` and see only this, never the whole `PaperBot` (bot/app/client.py):
-every call into the core goes through one of these methods, behind the bot's semaphore and off the event
-loop, so a command cannot skip either. `tests/bot/test_seam.py` checks that the modules below use nothing
+every call into the core goes through one of these methods, behind one of the bot's lanes (bot/app/lanes.py)
+and off the event loop, so a command cannot skip either. `tests/bot/test_seam.py` checks that the modules below use nothing
 else and that `PaperBot` has all of it.
 """
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import discord
 
@@ -25,7 +26,8 @@ from paperbot.language import message_language
 from paperbot.records import Paper
 
 if TYPE_CHECKING:
-    from bot.app.client import PaperBot
+    from paperbot.userdata import Watch
+    from retrieval.types import SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +42,27 @@ def paper_version(paper: Paper) -> str:
     return f"{paper.embed_hash}:{paper.meta_hash}"
 
 
+class WatcherHost(Protocol):
+    """What the watcher asks of the bot (bot/app/client.py PaperBot): each a core call behind a lane
+    (bot/app/lanes.py), and Discord's users and channels."""
+
+    async def search(self, query: str, k: int) -> SearchResult: ...
+    async def store_version(self) -> str: ...
+    async def store_papers(self) -> list[Paper]: ...
+    async def changed_papers(self, papers: list[Paper], version: Callable[[Paper], str]) -> list[str] | None: ...
+    async def all_watches(self) -> list[Watch]: ...
+    async def queue_matches(self, watch_id: int, matches: dict[str, float]) -> int: ...
+    async def due_digests(self, interval: float) -> list[tuple[Watch, list[tuple[str, float]]]]: ...
+    async def drop_pending(self, watch_id: int) -> None: ...
+    async def mark_sent(self, watch_id: int, paper_ids: list[str]) -> None: ...
+    def get_channel(self, id: int, /) -> object: ...
+    async def fetch_channel(self, channel_id: int, /) -> object: ...
+    def get_user(self, id: int, /) -> discord.User | None: ...
+    async def fetch_user(self, user_id: int, /) -> discord.User: ...
+
+
 class Watcher:
-    def __init__(self, bot: PaperBot, *, interval: float = INTERVAL, poll: float = POLL,
+    def __init__(self, bot: WatcherHost, *, interval: float = INTERVAL, poll: float = POLL,
                  per_digest: int = PER_DIGEST) -> None:
         self.bot = bot
         self.interval = interval
@@ -54,23 +75,22 @@ class Watcher:
     async def catch_up(self) -> int:
         """Queue the papers added or changed since the last check for the watches they match; returns how many."""
         bot = self.bot
-        version = await asyncio.to_thread(bot.library.content_version)
+        version = await bot.store_version()
         if version == self._version:
             return 0
-        papers = await asyncio.to_thread(bot.library.papers)
-        # In a thread: the first versions of a fresh paper list are hashed here (90 ms at 6,000 papers).
-        changed = await asyncio.to_thread(lambda: bot.user_data.changed_papers(
-            {p.paper_id: paper_version(p) for p in papers}))
+        papers = await bot.store_papers()
+        # In a thread: the first versions of a fresh paper list are hashed there (90 ms at 6,000 papers).
+        changed = await bot.changed_papers(papers, paper_version)
         self._version = version
         if not changed:
             return 0  # nothing new, or the first check ever (every paper would look new)
         fresh = set(changed)
         queued = 0
-        for watch in await asyncio.to_thread(bot.user_data.watches):
+        for watch in await bot.all_watches():
             result = await bot.search(watch.topic, DEPTH)
             matches = {h.paper_id: h.score for h in result.hits if h.relevant and h.paper_id in fresh}
             if matches:
-                queued += await asyncio.to_thread(bot.user_data.queue, watch.id, matches)
+                queued += await bot.queue_matches(watch.id, matches)
         log.info("%d papers added or changed; %d matches queued for watches", len(fresh), queued)
         return queued
 
@@ -82,17 +102,17 @@ class Watcher:
 
     async def _send_due(self) -> int:
         bot = self.bot
-        due = await asyncio.to_thread(bot.user_data.due, self.interval)
+        due = await bot.due_digests(self.interval)
         if not due:
             return 0
         # The store as it is now (the bot's cached list may be seconds behind another process's ingest).
-        by_id = {p.paper_id: p for p in await asyncio.to_thread(bot.library.papers)}
+        by_id = {p.paper_id: p for p in await bot.store_papers()}
         sent = 0
         for watch, pending in due[:DIGESTS_PER_RUN]:
             found = [by_id[pid] for pid, _ in pending if pid in by_id]
             papers = found[: self.per_digest]
             if not papers:  # every queued paper has left the store since
-                await asyncio.to_thread(bot.user_data.drop_pending, watch.id)
+                await bot.drop_pending(watch.id)
                 continue
             pages = embeds.digest_pages(watch.id, watch.topic, papers, len(found) - len(papers),
                                         message_language(watch.topic))
@@ -100,7 +120,7 @@ class Watcher:
                 continue
             sent += 1
             self.sent.append((watch.id, [p.paper_id for p in papers]))
-            await asyncio.to_thread(bot.user_data.mark_sent, watch.id, [p.paper_id for p in papers])
+            await bot.mark_sent(watch.id, [p.paper_id for p in papers])
         return sent
 
     async def _deliver(self, user_id: str, channel_id: str, pages: list[embeds.Page]) -> bool:
