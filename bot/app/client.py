@@ -4,7 +4,7 @@
 never builds or closes them. Commands live in commands.py, checks in checks.py,
 embeds in embeds.py, sending in sending.py, error reporting in errors.py.
 Every call into the core runs in a worker thread behind one of the bot's two
-lanes (bot/app/lanes.py: work and lookups), so the event loop only ever waits.
+lanes (bot/app/lanes.py: work, lookups, ingest), so the event loop only ever waits.
 
 Embedding the bot in another program, or in a test:
 
@@ -38,7 +38,7 @@ from bot.app.guard import RateLimiter, guild_allowed
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
 from bot.app.translate import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
-from bot.app.lanes import LOOKUP, WORK, core, lanes
+from bot.app.lanes import INGEST, LOOKUP, WORK, core, lanes
 from bot.app.watcher import Watcher
 from bot.app.week import ITEMS as WEEK_ITEMS
 from bot.runtime import Services
@@ -234,7 +234,7 @@ class PaperBot(discord.Client):
                 done.cancel()
             self._reindex = None
 
-    @core(WORK)
+    @core(INGEST)
     async def _ingest(self) -> IngestSummary:
         return await asyncio.to_thread(self.library.ingest)
 

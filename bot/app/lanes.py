@@ -1,9 +1,11 @@
-"""The bot's two lanes into the core: every call from the Discord client into the library or the users file is
+"""The bot's lanes into the core: every call from the Discord client into the library or the users file is
 a method marked `@core(lane)`, which runs it behind that lane's semaphore (its body moves the work off the
 event loop with `asyncio.to_thread`).
 
-* `WORK`: searches, answers, plans, similar papers, browsing, /about and /reindex — at most
-  DISCORD_MAX_CONCURRENCY at once, the others wait their turn;
+* `WORK`: searches, answers, plans, similar papers, browsing and /about — at most DISCORD_MAX_CONCURRENCY at
+  once, the others wait their turn;
+* `INGEST`: /reindex, one at a time, beside the work lane (an ingest of a conference takes minutes: answers go
+  on meanwhile);
 * `LOOKUP`: the users file, the paper list, autocomplete and the watcher's bookkeeping — cheap calls bounded
   apart (LOOKUPS at once), so that /saved and autocomplete still answer within Discord's 3 s while every work
   slot is taken.
@@ -24,6 +26,7 @@ from weakref import WeakKeyDictionary
 
 WORK = "work"
 LOOKUP = "lookup"
+INGEST = "ingest"
 LOOKUPS = 4  # lookups at once (each a few ms of SQLite or a list match; the first paper list takes seconds)
 
 _HELD: WeakKeyDictionary[asyncio.Task, set[str]] = WeakKeyDictionary()  # the lanes each task is inside
@@ -36,13 +39,13 @@ class HasLanes(Protocol):
 
 
 def lanes(work: int, lookups: int = LOOKUPS) -> dict[str, asyncio.Semaphore]:
-    """The semaphores of a client: `work` slots and `lookups` slots."""
-    return {WORK: asyncio.Semaphore(work), LOOKUP: asyncio.Semaphore(lookups)}
+    """The semaphores of a client: `work` slots, `lookups` slots and one ingest."""
+    return {WORK: asyncio.Semaphore(work), LOOKUP: asyncio.Semaphore(lookups), INGEST: asyncio.Semaphore(1)}
 
 
 def core(lane: str) -> Callable[[F], F]:
     """Mark an async method of the client as a call into the core, run behind `self.lanes[lane]`."""
-    if lane not in (WORK, LOOKUP):
+    if lane not in (WORK, LOOKUP, INGEST):
         raise ValueError(f"unknown lane {lane!r}")
 
     def wrap(method: F) -> F:

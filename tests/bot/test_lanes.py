@@ -136,3 +136,16 @@ async def test_the_bot_queues_a_search_while_its_work_lane_is_full(make_bot):
             assert not search.done()
         result = await asyncio.wait_for(search, 5)
     assert watches == [] and result.hits
+
+
+async def test_answers_go_on_while_a_reindex_runs(make_bot, stub_library):
+    stub_library.hold_ingest.clear()
+    async with Harness(make_bot(DISCORD_MAX_CONCURRENCY="1")) as h:
+        bot = h.bot
+        reindex = asyncio.ensure_future(bot.reindex())
+        assert await asyncio.to_thread(stub_library.ingest_started.wait, 5)
+        result = await asyncio.wait_for(bot.search("masking weights", 3), 5)  # the one work slot is free
+        assert not reindex.done()
+        stub_library.hold_ingest.set()
+        await asyncio.wait_for(reindex, 5)
+    assert result.hits
