@@ -45,7 +45,6 @@ from paperbot.settings import Settings, load_env_file
 from paperbot.text import readable
 from retrieval.filters import Filters, no_match_notice
 from retrieval.qa import answer_question
-from retrieval.translate import english_query
 from retrieval.types import paper_json
 
 if TYPE_CHECKING:
@@ -240,7 +239,7 @@ def cmd_search(args, settings: Settings) -> int:
         filters = _filters(args)
         for query in queries:
             if query:
-                result = lib.search(english_query(query), args.k, filters)  # Chinese: in English
+                result = lib.search(query, args.k, filters)  # Chinese is searched in English (the library)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
                 sys.stdout.flush()
     return 0

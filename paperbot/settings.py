@@ -449,8 +449,9 @@ class _Env:  # its readers are named after the types they return, so annotations
         return value
 
 
-_SECRET_PREFIXES = ("DISCORD_", "LLM_", "OPENAI_", "CHROMA_AUTH", "PAPERBOT_DATABASE")
-_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "DSN")
+# Name parts of the variables a child process never sees (one string: these are not settings of their own).
+_SECRET_PREFIXES = tuple("DISCORD_ LLM_ OPENAI_ CHROMA_AUTH PAPERBOT_DATABASE".split())
+_SECRET_WORDS = tuple("TOKEN KEY SECRET PASSWORD PASSWD CREDENTIAL DSN".split())
 
 
 def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -23,6 +23,7 @@ from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
 from retrieval.similar import Similarity
+from retrieval.translate import english_query
 from retrieval.types import SearchResult, Similar
 from retrieval.view import view_file
 
@@ -108,8 +109,11 @@ class Library:
 
     def search(self, query: str, k: int | None = None, filters: Filters | None = None,
                within: Sequence[str] | None = None) -> SearchResult:
-        """Papers for `query`; `within` (paper ids) restricts them, as `filters` do, before ranking."""
-        return self.retriever.search(query, k, filters, within=within)
+        """Papers for `query`; `within` (paper ids) restricts them, as `filters` do, before ranking.
+
+        A Chinese query is searched in English (retrieval/translate.py), here for every front end; the
+        result's `query` is what was searched."""
+        return self.retriever.search(english_query(query), k, filters, within=within)
 
     def similar(self, paper_id: str, k: int = 10) -> list[Similar] | None:
         """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""

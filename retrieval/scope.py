@@ -1,8 +1,8 @@
 """Searching for a follow-up (retrieval/followup.py's `FollowUp`): the corpus, or the papers it is about.
 
-Blocking (run it in a worker thread). Every query goes through `english_query` first, so a
-Chinese question (or a Chinese follow-up to an English conversation) is searched in English
-without a language model (retrieval/translate.py); English text is searched unchanged.
+Blocking (run it in a worker thread). The library searches a Chinese question (or a Chinese follow-up to an
+English conversation) in English, without a language model (retrieval/translate.py `english_query`); English
+text is searched unchanged.
 
 * no papers: the corpus, as for any question; a follow-up with a topic of its own (`alone`)
   is searched alone first and stays alone when that retrieves well (a topic change);
@@ -26,7 +26,6 @@ from paperbot.protocols import PaperLibrary
 from retrieval.filters import Filters
 from paperbot.text import REFERENCE_WORDS, content_words
 from retrieval.followup import FollowUp, best_sentence, code_sentence, terms
-from retrieval.translate import english_query
 from retrieval.types import Hit, SearchResult
 
 log = logging.getLogger(__name__)
@@ -39,13 +38,13 @@ def search_follow_up(library: PaperLibrary, followup: FollowUp, k: int | None = 
                      filters: Filters | None = None) -> SearchResult:
     """What retrieval gives `followup`; `result.query` is the (English) query that was searched."""
     if followup.alone:
-        alone = library.search(english_query(followup.alone), k, filters)
+        alone = library.search(followup.alone, k, filters)
         if not alone.abstained:
             log.info("a topic of its own: %r searched without the conversation", followup.alone)
             return alone
     if not followup.papers:
-        return library.search(english_query(followup.query), k, filters)
-    return scoped_search(library, english_query(followup.query), followup, k, filters)
+        return library.search(followup.query, k, filters)
+    return scoped_search(library, followup.query, followup, k, filters)
 
 
 def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int | None = None,
@@ -57,7 +56,7 @@ def scoped_search(library: PaperLibrary, query: str, followup: FollowUp, k: int 
     scope = list(followup.papers)
     widen = bool(followup.topic) and not followup.pinned and not followup.single
     if widen:  # the papers the topic retrieves count as shown too (More sources lists them)
-        topic = library.search(english_query(followup.topic), SCOPE_DEPTH, filters)
+        topic = library.search(followup.topic, SCOPE_DEPTH, filters)
         scope += [h.paper_id for h in topic.hits if h.paper_id not in followup.papers]
     found = library.search(query, max(k or 0, SCOPE_DEPTH, len(scope)), filters, within=scope)
     by_id = {h.paper_id: h for h in found.hits}

@@ -52,7 +52,6 @@ from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
 from retrieval.plan import Plan, plan_for
 from retrieval.qa import answer_question, search_follow_up
-from retrieval.translate import english_query
 from retrieval.types import Answer, SearchResult, Similar
 
 if TYPE_CHECKING:
@@ -250,11 +249,8 @@ class PaperBot(discord.Client):
 
     @core(WORK)
     async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
-        """/search: a Chinese query is searched in English (retrieval/translate.py); `result.query` says so."""
-        def run() -> SearchResult:
-            return self.library.search(english_query(query), k, filters)
-
-        return await asyncio.to_thread(run)
+        """/search: a Chinese query is searched in English (by the library); `result.query` says so."""
+        return await asyncio.to_thread(self.library.search, query, k, filters)
 
     @core(WORK)
     async def similar(self, paper_id: str, k: int) -> list[Similar] | None:

@@ -53,6 +53,9 @@ class StubLibrary:
         self.filters: list = []
 
     def search(self, query: str, k: int | None = None, filters=None, within=None) -> SearchResult:
+        from retrieval.translate import english_query
+
+        query = english_query(query)  # as PaperLibrary.search: a Chinese query is searched in English
         self.searches.append(query)
         self.filters.append(filters)
         want = _words(query)

@@ -97,3 +97,22 @@ def test_scope_widens_to_the_topics_papers_and_code_questions_quote_the_release(
     code = search_follow_up(library, "Which of these release code?", history)
     assert [h.label for h in code.hits if h.relevant] == ["ThinkSafe"]
     assert "Github" in code.hits[0].snippet
+
+
+def test_the_library_searches_a_chinese_query_in_english_for_every_front_end(library):
+    from retrieval.translate import english_query
+
+    chinese = library.search("稀疏掩码微调", 3)
+    english = library.search(english_query("稀疏掩码微调"), 3)
+    assert chinese.query == english.query != "稀疏掩码微调"
+    assert [h.paper_id for h in chinese.hits] == [h.paper_id for h in english.hits]
+    assert chinese.hits[0].paper.label == "BMT"
+
+
+def test_no_front_end_translates_queries_itself():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    translating = [str(p.relative_to(root)) for p in (root / "bot").rglob("*.py")
+                   if "english_query" in p.read_text(encoding="utf-8")]
+    assert not translating, f"the library translates Chinese queries; these front ends do it again: {translating}"
