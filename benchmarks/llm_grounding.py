@@ -1,4 +1,4 @@
-"""How well the check of LLM replies tells grounded answers from garbage (retrieval/grounding.py).
+"""How well the check of LLM replies tells grounded answers from garbage (retrieval/grounding/).
 
 Two sets of labelled replies, each with the passages its prompt held:
 
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import REPO
-from retrieval import grounding
+from retrieval.grounding import policy as grounding  # SUPPORT_THRESHOLD is read there
 from retrieval.checks import judge_reply
 from retrieval.grounding import Passage
 

@@ -206,7 +206,7 @@ class Embedder:
         """Per text, its tokens' character spans and unit vectors in context (padding and special tokens left out).
 
         What the sentence vector is the mean of, from the same forward pass: a reply's
-        check aligns them word by word with a passage's (retrieval/grounding.py).
+        check aligns them word by word with a passage's (retrieval/grounding/).
         """
         if not texts:
             return []

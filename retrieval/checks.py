@@ -30,17 +30,17 @@ from paperbot.logs import redact_text as redact
 from paperbot.text import sentences, split_sentences
 from paperbot.text import strip_control
 from retrieval.grounding import (
-    _CITE,
-    _PLACEHOLDER,
+    CITE,
+    HEDGE_MARK,
+    PLACEHOLDER,
     Checker,
     Decision,
-    Encoder,
-    HEDGE_MARK,
     Grounding,
     Passage,
-    _echoes_prompt,
-    _normalized,
+    TokenEncoder,
+    echoes_prompt,
     join_sentences,
+    normalized,
     strip_template,
 )
 from retrieval.types import Removed
@@ -194,7 +194,7 @@ class ReplyCheck:
     """One reply's check as it streams in: `feed` the growing raw text, get the checked text to show."""
 
     passages: Sequence[Passage]
-    encoder: Encoder | None = None
+    encoder: TokenEncoder | None = None
     question: str = ""
     valid: set[int] | None = None
     max_chars: int = MAX_ANSWER_CHARS
@@ -229,10 +229,10 @@ class ReplyCheck:
 
     def feed_clean(self, text: str, final: bool = False) -> str:
         """`feed` for text already cleaned (sanitized, valid citations only, redacted)."""
-        self._cited_any |= bool(_CITE.search(text))
+        self._cited_any |= bool(CITE.search(text))
         pieces: list[tuple[str, bool]] = []  # (sentence, on an echoed line)
         for line in text.split("\n"):
-            echoed = bool(line.strip()) and _echoes_prompt(line, self.passages)
+            echoed = bool(line.strip()) and echoes_prompt(line, self.passages)
             pieces += [(s, echoed) for s in sentences(line, lines=True)]
         complete = len(pieces) if final else len(pieces) - 1
         if not final and pieces and not re.search(r"[^\[\]\d\s]", pieces[-1][0]):
@@ -248,11 +248,11 @@ class ReplyCheck:
         if echoed:
             self._remove(Decision(sentence, reason="echo", why="repeats the prompt"))
             return
-        placeholders = len(_PLACEHOLDER.findall(sentence))
+        placeholders = len(PLACEHOLDER.findall(sentence))
         if placeholders:
             g.count("placeholder", placeholders)
-            sentence = _PLACEHOLDER.sub("", sentence).strip()
-        key = _normalized(sentence)
+            sentence = PLACEHOLDER.sub("", sentence).strip()
+        key = normalized(sentence)
         if not key:
             return
         if key in self._seen:
@@ -262,7 +262,7 @@ class ReplyCheck:
                 self._full = True
             return
         self._seen[key] = 1
-        cited = bool(_CITE.search(sentence))
+        cited = bool(CITE.search(sentence))
         d = self.checker.judge(sentence)
         g.decisions.append(d)
         if not d.shown:
@@ -295,7 +295,7 @@ class ReplyCheck:
         """The reply's grounding so far (text shown, removal counts, decisions)."""
         g = self._grounding
         g.text = self.text
-        g.used = [int(n) for n in dict.fromkeys(_CITE.findall(g.text))]
+        g.used = [int(n) for n in dict.fromkeys(CITE.findall(g.text))]
         if not self._anchored and self._waiting:
             g.count("uncited" if not self._cited_any else "unsupported", len(self._waiting))
         return g
@@ -329,7 +329,7 @@ def _grounding_detail(grounding: Grounding) -> str:
     return "removed: " + ", ".join(parts) if parts else "nothing left to show"
 
 
-def ground_reply(text: str, passages: Sequence[Passage], encoder: Encoder | None = None, *, question: str = "",
+def ground_reply(text: str, passages: Sequence[Passage], encoder: TokenEncoder | None = None, *, question: str = "",
                  threshold: float | None = None) -> Grounding:
     """Keep the sentences of `text` (sanitized, citations valid) that pass `Checker.judge`; all at once.
 
@@ -340,7 +340,7 @@ def ground_reply(text: str, passages: Sequence[Passage], encoder: Encoder | None
     return check.grounding()
 
 
-def judge_reply(raw: str, passages: list[Passage], encoder: Encoder | None, *, question: str = "",
+def judge_reply(raw: str, passages: list[Passage], encoder: TokenEncoder | None, *, question: str = "",
                 finish_reason: str | None = None, max_chars: int = MAX_ANSWER_CHARS,
                 secrets: Sequence[str] = ()) -> Verdict:
     """The model's whole reply made safe and checked: what `answer_question` shows for it.

@@ -13,7 +13,7 @@
    than citing them without one: retrieval/decision.py), ask it to summarize their
    sentences (retrieval/prompts.py); a reply that only says the passages do not
    answer is the abstention, shown with the closest papers; check any other reply
-   sentence by sentence as it streams (retrieval/checks.py, retrieval/grounding.py):
+   sentence by sentence as it streams (retrieval/checks.py, retrieval/grounding/):
    only checked, redacted sentences reach `on_text`, and the final answer is the
    last preview plus the sentences still to come, never less;
 4. a reply left with nothing checked (or any failure of the endpoint before a

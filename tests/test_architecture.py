@@ -270,3 +270,13 @@ def test_every_type_ignore_names_its_code_and_reason():
                 if "type: ignore" in line and not re.search(r"# type: ignore\[[a-z-]+(?:, ?[a-z-]+)*\]\s+#\s*\S", line):
                     bare.append(f"{path.relative_to(REPO)}:{n}")
     assert not bare, f"a type: ignore without its code and a reason: {bare}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name with a leading underscore is its module's own: another module that needs it gets a public one."""
+    private = []
+    for module, path in module_names(REPO, PACKAGES).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
+                private += [f"{module}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert not private, private

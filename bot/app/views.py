@@ -108,7 +108,7 @@ def _title_text(message: discord.Message, prefix: str) -> str | None:
     return None
 
 
-class _Persistent:
+class Persistent:
     """Shared by every button (mixed in before discord.ui.DynamicItem): lookups count against the cheap bucket,
     errors reach the one handler."""
 
@@ -131,12 +131,12 @@ def _lang(interaction: discord.Interaction) -> str:
     return message_language(question, str(interaction.locale))
 
 
-async def _gone(interaction: discord.Interaction, name: str = "RESULT_GONE", **fields) -> None:
+async def gone(interaction: discord.Interaction, name: str = "RESULT_GONE", **fields) -> None:
     """A short private note, the message `name` in the clicker's language (into the deferred response if any)."""
     await respond(interaction, embeds.text_pages(messages.text(name, _lang(interaction), **fields)), ephemeral=True)
 
 
-class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
+class MoreSources(Persistent, discord.ui.DynamicItem[discord.ui.Button],
                   template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<mark>~?)(?P<ids>[A-Za-z0-9._,-]*)"):
     def __init__(self, key: str, ids: tuple[str, ...] = (), abstained: bool = False, lang: str = "en") -> None:
         prefix = f"pb:src:{key}:{'~' if abstained else ''}"
@@ -156,7 +156,7 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
             message = interaction.message
             question = _title_text(message, "Q: ") if message else None
             if message is None or not question:
-                await _gone(interaction)
+                await gone(interaction)
                 return
             await interaction.response.defer(thinking=True, ephemeral=True)
             # A follow-up's sources come from its conversation, which Discord still has.
@@ -167,7 +167,7 @@ class MoreSources(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
         await respond(interaction, embeds.sources_pages(answer), ephemeral=True)
 
 
-class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:share:(?P<key>[0-9a-f]{8})"):
+class Share(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:share:(?P<key>[0-9a-f]{8})"):
     def __init__(self, key: str, *, disabled: bool = False, lang: str = "en") -> None:
         super().__init__(discord.ui.Button(label=messages.text("SHARE_LABEL", lang), style=discord.ButtonStyle.primary,
                                            custom_id=f"pb:share:{key}", disabled=disabled))
@@ -184,7 +184,7 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
         # The message says whether it was shared (its Share button is disabled once it is), so a restart
         # changes nothing; the memory only guards two clicks at once, before the first one's edit lands.
         if message is None or _shared(message) or not bot.mark_shared(message.id):
-            await _gone(interaction, "ALREADY_SHARED")
+            await gone(interaction, "ALREADY_SHARED")
             return
         answer = bot.recall(self.key)
         listing = listing_from_message(message)
@@ -207,7 +207,7 @@ class Share(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"p
         await respond(interaction, pages, ephemeral=False, view=view)
 
 
-class SavePapers(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:save:(?P<ids>[A-Za-z0-9._,-]+)"):
+class SavePapers(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:save:(?P<ids>[A-Za-z0-9._,-]+)"):
     """Save: the papers in the custom_id go to the clicking user's saved list (kept across restarts)."""
 
     def __init__(self, ids: tuple[str, ...], lang: str = "en") -> None:
@@ -244,7 +244,7 @@ def paper_view(paper_id: str, lang: str = "en") -> discord.ui.View | None:
     return view
 
 
-class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:thread"):
+class DiscussInThread(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:thread"):
     def __init__(self, lang: str = "en") -> None:
         super().__init__(discord.ui.Button(label=messages.text("THREAD_LABEL", lang),
                                            style=discord.ButtonStyle.secondary, custom_id="pb:thread"))
@@ -257,7 +257,7 @@ class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], te
     async def run(self, interaction: discord.Interaction) -> None:
         message = interaction.message
         if message is None or interaction.guild is None:
-            await _gone(interaction, "THREAD_SERVERS_ONLY")
+            await gone(interaction, "THREAD_SERVERS_ONLY")
             return
         lang = _lang(interaction)
         question = _title_text(message, "Q: ") or messages.text("THREAD_NAME", lang)
@@ -265,18 +265,18 @@ class DiscussInThread(_Persistent, discord.ui.DynamicItem[discord.ui.Button], te
         try:
             thread = await message.create_thread(name=embeds.clip(question, 100), auto_archive_duration=1440)
         except discord.Forbidden:
-            await _gone(interaction, "THREAD_FORBIDDEN")
+            await gone(interaction, "THREAD_FORBIDDEN")
             return
         except discord.HTTPException as exc:
             if exc.code != 160004:  # a thread was already started from this message
                 raise
-            await _gone(interaction, "THREAD_EXISTS", thread=f"<#{message.id}>")
+            await gone(interaction, "THREAD_EXISTS", thread=f"<#{message.id}>")
             return
         await thread.send(messages.text("THREAD_INTRO", lang), allowed_mentions=NO_MENTIONS)
-        await _gone(interaction, "THREAD_STARTED", thread=thread.mention)
+        await gone(interaction, "THREAD_STARTED", thread=thread.mention)
 
 
-class _Paging(_Persistent):
+class Paging(Persistent):
     """Previous / Next with the result's key, page, page size and owner in the custom_id (`prefix`)."""
 
     prefix = ""
@@ -311,7 +311,7 @@ class _Paging(_Persistent):
             await interaction.response.send_message(**kwargs, ephemeral=True)
 
 
-def _pager_view(item: Callable[..., discord.ui.Item[Any]], key: str, page: int, pages: int, k: int, owner: int,
+def pager_view(item: Callable[..., discord.ui.Item[Any]], key: str, page: int, pages: int, k: int, owner: int,
                 lang: str = "en") -> discord.ui.View | None:
     if pages <= 1:
         return None
@@ -321,7 +321,7 @@ def _pager_view(item: Callable[..., discord.ui.Item[Any]], key: str, page: int, 
     return view
 
 
-class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
+class Pager(Paging, discord.ui.DynamicItem[discord.ui.Button],
             template=r"pb:pg:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,3}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
     """Previous / Next through the papers of one /search."""
 
@@ -335,7 +335,7 @@ class Pager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
         if not isinstance(result, SearchResult):
             query = _title_text(message, "Search: ") if message else None
             if not query:
-                await _gone(interaction)
+                await gone(interaction)
                 return
             # Searching again may wait behind other questions: acknowledge within Discord's 3 s first.
             await (interaction.response.defer() if mine else interaction.response.defer(thinking=True,
@@ -375,10 +375,10 @@ def view_for_answer(bot: BotSeam, answer: Answer, *, ephemeral: bool, thread: bo
 
 def search_view(key: str, result: SearchResult, page: int, k: int, owner: int,
                 lang: str = "en") -> discord.ui.View | None:
-    return _pager_view(Pager, key, page, embeds.search_page_count(result, k), k, owner, lang)
+    return pager_view(Pager, key, page, embeds.search_page_count(result, k), k, owner, lang)
 
 
-class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
+class ListPager(Paging, discord.ui.DynamicItem[discord.ui.Button],
                 template=r"pb:ls:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,4}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
     """Previous / Next through a list of papers (an author's, an area's), remembered under `key`."""
 
@@ -387,7 +387,7 @@ class ListPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
     async def run(self, interaction: discord.Interaction) -> None:
         remembered = bot_of(interaction).recall(self.key)
         if not (isinstance(remembered, tuple) and len(remembered) == 2):
-            await _gone(interaction)
+            await gone(interaction)
             return
         heading, papers = remembered
         page = min(self.page, max(1, -(-len(papers) // self.k)) - 1)
@@ -402,4 +402,4 @@ ITEMS = (MoreSources, Share, DiscussInThread, Pager, ListPager, SavePapers)
 
 
 def list_view(key: str, total: int, page: int, k: int, owner: int, lang: str = "en") -> discord.ui.View | None:
-    return _pager_view(ListPager, key, page, max(1, -(-total // k)), k, owner, lang)
+    return pager_view(ListPager, key, page, max(1, -(-total // k)), k, owner, lang)

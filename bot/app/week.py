@@ -18,7 +18,7 @@ from bot.app import messages as bot_messages
 from bot.app.checks import admins_only, lookup_limited, rate_limited
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
-from bot.app.views import _gone, _pager_view, _Paging, _Persistent, new_key
+from bot.app.views import Paging, Persistent, gone, new_key, pager_view
 from paperbot import bibtex, messages
 from paperbot.errors import UserDataError
 from paperbot.ics import calendar
@@ -106,7 +106,7 @@ async def plan(interaction: discord.Interaction, topic: app_commands.Range[str, 
                   view=plan_view(key, result, 0, interaction.user.id, lang))
 
 
-class PlanPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
+class PlanPager(Paging, discord.ui.DynamicItem[discord.ui.Button],
                 template=r"pb:pl:(?P<dir>[pn]):(?P<key>[0-9a-f]{8}):(?P<page>\d{1,3}):(?P<k>\d{1,2}):(?P<owner>\d{1,20})"):
     """Previous / Next day of a plan, remembered under `key`."""
 
@@ -115,7 +115,7 @@ class PlanPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
     async def run(self, interaction: discord.Interaction) -> None:
         result = bot_of(interaction).recall(self.key)
         if not isinstance(result, Plan):
-            await _gone(interaction)
+            await gone(interaction)
             return
         page = min(self.page, embeds.plan_page_count(result) - 1)
         mine = self.mine(interaction)
@@ -126,7 +126,7 @@ class PlanPager(_Paging, discord.ui.DynamicItem[discord.ui.Button],
 
 
 def plan_view(key: str, result: Plan, page: int, owner: int, lang: str = "en") -> discord.ui.View | None:
-    return _pager_view(PlanPager, key, page, embeds.plan_page_count(result), 1, owner, lang)
+    return pager_view(PlanPager, key, page, embeds.plan_page_count(result), 1, owner, lang)
 
 
 # -- /saved ----------------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ async def export_saved(interaction: discord.Interaction, fmt: str) -> None:
                   ephemeral=True, files=files)
 
 
-class SavedPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
+class SavedPager(Persistent, discord.ui.DynamicItem[discord.ui.Button],
                  template=r"pb:sv:(?P<dir>[pn]):(?P<page>\d{1,4})"):
     """Previous / Next through the clicking user's saved papers, read from the users file."""
 
@@ -242,7 +242,7 @@ class SavedPager(_Persistent, discord.ui.DynamicItem[discord.ui.Button],
                                                 content=page.content or None, view=view, allowed_mentions=NO_MENTIONS)
 
 
-class SavedExport(_Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:svx:(?P<fmt>bib|ics)"):
+class SavedExport(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:svx:(?P<fmt>bib|ics)"):
     def __init__(self, fmt: str, lang: str = "en") -> None:
         label = bot_messages.text("BIBTEX_LABEL" if fmt == "bib" else "CALENDAR_LABEL", lang)
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary, custom_id=f"pb:svx:{fmt}"))

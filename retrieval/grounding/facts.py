@@ -1,0 +1,279 @@
+"""Hard facts, checked exactly: every number with its unit, every name, comparisons, absolute words,
+negations, counts said in words and numbers tied to a benchmark must be what the cited passage says."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from paperbot.text import STOPWORDS as TEXT_STOPWORDS
+from paperbot.text import GENERIC_WORDS, content_words, readable, stem
+from retrieval.grounding.debris import CITE
+
+# -- words ------------------------------------------------------------------------------------
+
+
+STOPWORDS = TEXT_STOPWORDS | GENERIC_WORDS
+STOP_STEMS = frozenset(stem(w) for w in STOPWORDS) | STOPWORDS
+
+
+def plain(text: str) -> str:
+    """Passage text as people read it (LaTeX rendered: 4.2$\\times$ → 4.2×, 10\\% → 10%), with Greek letters also
+    spelled out (β-DPO is also "beta-DPO"), to find numbers and names in."""
+    shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text))  # "100\%constraint": 100 % of something
+    spelled = re.sub(r"[$\\{}]", "", text)
+    return shown if shown == spelled else f"{shown} {spelled}"
+
+
+# -- hard facts -------------------------------------------------------------------------------
+
+_NUMBER_WORDS = {w: i for i, w in enumerate("two three four five six seven eight nine ten eleven twelve thirteen "
+                                            "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(), 2)}
+_NUMBER = re.compile(r"(?<![\w.\-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
+                     r"|(?=[\s,;:.)\]/，。、）]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")\b",
+                     re.I)
+# Words in a passage that give a count a sentence may state as a number: "a dual-track evaluation" has two tracks.
+_IMPLIED = re.compile(r"\b(?:(dual|double|twofold|two-fold|both|pair|twin|bi)|(triple|threefold|three-fold|tri))(?=[\s-])",
+                      re.I)
+_MULTIPLIER = {"k": 1e3, "m": 1e6, "b": 1e9}
+_UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt", "points": "pt", "pp": "pt"}
+
+
+def numbers(text: str) -> list[tuple[str, float, str | None]]:
+    """(as written, value, unit) of every number in `text`; 50K is 50000, "twelve" 12, "1000x" a factor."""
+    out: list[tuple[str, float, str | None]] = []
+    for m in _NUMBER.finditer(text):
+        if m.group(3):
+            out.append((m.group(3), float(_NUMBER_WORDS[m.group(3).lower()]), None))
+            continue
+        value = float(m.group(1).replace(",", ""))
+        unit = (m.group(2) or "").lower() or None
+        if unit in _MULTIPLIER:
+            value, unit = value * _MULTIPLIER[unit], None
+        out.append((m.group(0).strip(), value, _UNIT.get(unit or "", unit)))
+    return out
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+@’'_-]*[A-Za-z0-9+]|[A-Za-z]")
+
+
+def names(text: str) -> list[str]:
+    """Names the sentence relies on: acronyms (BMT), CamelCase (IFEval, LoRA), letters with digits (Qwen3, AS2)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        token = re.sub(r"(?:['’]s|['’])$", "", m.group(0)).rstrip(".")
+        if not re.search(r"[A-Za-z]", token) or re.fullmatch(r"\d+(?:\.\d+)?[KMBkmbx]", token):
+            continue
+        upper = sum(c.isupper() for c in token)
+        if upper >= 2 or re.search(r"[a-z][A-Z]", token) or (re.search(r"\d", token) and re.search(r"[A-Za-z]{2}", token)):
+            out.append(token)
+    return out
+
+
+_COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|superior|exceed\w*|"
+                          r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger) than)\b"
+                          r"|超过|优于|胜过|超越|好于|更好", re.I)
+_SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
+# Words that make a claim absolute; a sentence may use them only where its passage does.
+_ABSOLUTE = re.compile(r"\b(?:the only|always|regardless|solely|exclusively|guarantee[sd]?|invariably|entirely)\b", re.I)
+_PASSAGE_COMPARATIVE = re.compile(
+    r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
+    r"better performance|superior|exceed\w*|"
+    r"(?:higher|lower|faster|fewer|less|smaller|larger) than|gains? over|advantage over|state[- ]of[- ]the[- ]art|"
+    r"sota|more \w+ than)\b", re.I)
+_PASSAGE_SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best|new record)\b", re.I)
+_PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on par with|competitive with|similar to)"
+                     r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
+_SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
+                              re.I)
+_NEGATED = re.compile(r"\b(?:(?<!with and )(?<!with or )without|no|zero|not|never|rather than|instead of)"
+                      r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
+# "less suited" against "best suited": a degree word before the same word, in the other direction.
+_DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
+                     re.I)
+_DEGREE_DOWN = frozenset({"less", "least", "worse", "worst", "poorly", "barely"})
+# "a single forward pass with zero oracle calls" against "a few forward passes": how many, said in words.
+_COUNT = re.compile(r"\b(zero|no|a single|single|only one|one|a few|few|a small number of|a handful of|several|"
+                    r"multiple|many)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+_COUNT_CLASS = {"zero": "none", "no": "none", "a single": "one", "single": "one", "only one": "one", "one": "one"}
+# "erases a model's latent knowledge" against "models retain latent knowledge": opposite verbs on the same thing.
+_KEEPS = re.compile(r"\b(?:retain|keep|preserv|maintain|restor)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
+_LOSES = re.compile(r"\b(?:eras|los[et]|remov|destroy|discard|forget|forgot|eliminat)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
+# "a fixed parameter budget" against "a budget that grows with …".
+_FIXED = re.compile(r"\b(?:fixed|constant|static|unchanged)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+_GROWING = re.compile(r"\b([a-z][a-z-]+)\s+(?:that|which)\s+(?:grows?|increases?|varies|vary|changes?|scales?)\b"
+                      r"|\b(?:growing|increasing|varying|changing)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+# "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%": which number goes with
+# which benchmark.
+_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?%?\s+(?:[a-z][a-z-]*\s+){0,3}(?:on|in)\s+([A-Za-z][\w.-]*[A-Za-z0-9])")
+_BINDING_BEFORE = re.compile(r"(?:\b[Oo]n|在)\s*([A-Za-z][\w.-]*[A-Za-z0-9])\s*上?[^.。;；\d]{0,24}?(\d+(?:\.\d+)?)\s?%")
+
+
+def _bindings(text: str) -> set[tuple[float, str]]:
+    """(number, the benchmark or setting it is given for): "87.77% on CLEVR-Hans7", "on Visual Sudoku … 99.89%"."""
+    out = {(float(v), n.lower()) for v, n in _BINDING_AFTER.findall(text) if names(n) or n[:1].isupper()}
+    return out | {(float(v), n.lower()) for n, v in _BINDING_BEFORE.findall(text) if names(n) or n[:1].isupper()}
+
+
+def _degrees(text: str) -> set[tuple[bool, str]]:
+    """(down, the word's stem) of every "more X" / "less X": "less suited" is (True, "suit")."""
+    return {(m.group(1).lower() in _DEGREE_DOWN, s) for m in _DEGREE.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
+
+
+def _counts(text: str) -> set[tuple[str, str]]:
+    """(none / one / some, the first word counted): "zero inference-time oracle calls" is ("none", "infer")."""
+    out = set()
+    for m in _COUNT.finditer(text):
+        counted = _ordered_stems(m.group(2))[:1]
+        out |= {(_COUNT_CLASS.get(" ".join(m.group(1).lower().split()), "some"), s) for s in counted}
+    return out
+
+
+def _kept(text: str, verbs: re.Pattern[str]) -> set[str]:
+    """What `text` says is kept (or lost): the words after the verb, stemmed."""
+    return {s for m in verbs.finditer(text) for s in _ordered_stems(m.group(1))[:3] if s not in GENERIC_WORDS}
+
+
+def _fixed(text: str) -> set[str]:
+    return {s for m in _FIXED.finditer(text) for s in _ordered_stems(m.group(1))[:2]}
+
+
+def _growing(text: str) -> set[str]:
+    return {s for m in _GROWING.finditer(text) for s in _ordered_stems(m.group(1) or m.group(2))[:2]}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a set of passages (or the question) can vouch for, read once per reply."""
+
+    text: str  # lower case, LaTeX made plain
+    cased: str  # the same, as written
+    values: frozenset[tuple[float, str | None]]
+    stems: frozenset[str]
+    comparative: bool
+    superlative: bool
+    parity: tuple[frozenset[str], ...]  # what the passage puts on par: "matches full fine-tuning"
+    negated: tuple[frozenset[str], ...]  # what it says is done without: "without external teachers"
+    denied: frozenset[str]  # every word it puts after a negation ("not", "no", "without", "never")
+    bindings: frozenset[tuple[float, str]]
+    degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
+    counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
+    fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
+    keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
+    loses: frozenset[str] = frozenset()  # what it says is erased or lost
+
+    @classmethod
+    def of(cls, text: str) -> Evidence:
+        flat = " ".join(plain(text).split())
+        return cls(
+            text=flat.lower(), cased=flat,
+            values=frozenset((v, u) for _, v, u in numbers(flat))
+            | {(2.0 if m.group(1) else 3.0, None) for m in _IMPLIED.finditer(flat)},
+            stems=frozenset(content_words(flat, ignore=GENERIC_WORDS)),
+            comparative=bool(_PASSAGE_COMPARATIVE.search(flat)),
+            superlative=bool(_PASSAGE_SUPERLATIVE.search(flat)),
+            parity=tuple(s for s in (frozenset(list(_ordered_stems(m.group(1)))[:3]) for m in _PARITY.finditer(flat))
+                         if len(s) >= 2),
+            negated=tuple(s for s in (frozenset(list(_ordered_stems(m.group(1)))[:2]) for m in _NEGATED.finditer(flat))
+                          if len(s) == 2),
+            denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3]),
+            bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
+            counts=frozenset(_counts(flat)), fixed=frozenset(_fixed(flat)),
+            keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
+
+    def has_value(self, value: float, unit: str | None) -> bool:
+        return any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) and (unit is None or u is None or u == unit)
+                   for v, u in self.values)
+
+    def has_name(self, name: str) -> bool:
+        """`name` is in the text: as written, singular or plural, inside a longer name ("LLMs" in "MLLMs",
+        "GRPO" in "GRPO-style"), or as the initials of consecutive words ("UCB": "upper confidence bound")."""
+        low = name.lower()
+        forms = {low, low.rstrip("s"), low + "s", low.replace("-", " "), low.replace("-", "")}
+        if any(re.search(r"(?<![a-z0-9])" + re.escape(f) + r"(?![a-z0-9])", self.text) for f in forms if f):
+            return True
+        acronym = re.fullmatch(r"([A-Z][A-Z0-9]{1,7})s?", name)
+        core = acronym.group(1) if acronym else name
+        if len(core) >= 3:
+            for token in re.findall(r"[A-Za-z0-9][A-Za-z0-9.+-]*", self.cased):
+                token = token.rstrip(".")
+                if acronym and re.sub(r"s$", "", token).endswith(core):
+                    return True
+                if token.lower().startswith(core.lower()) and re.match(r"[-.\d]", token[len(core):] or "-"):
+                    return True
+        if acronym:
+            initials = core.lower()
+            words = re.findall(r"[a-z0-9]+", self.text)
+            return any("".join(w[0] for w in words[i:i + len(initials)]) == initials for i in range(len(words)))
+        return False
+
+
+def _ordered_stems(text: str) -> list[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return list(dict.fromkeys(stem(w) for w in words if w not in STOPWORDS and len(w) > 1))
+
+
+_MENTION = re.compile(r"<[@#][!&]?\d+>")  # Discord mention syntax: its digits are an id, not a number
+# Mentions and removed links claim nothing (the front ends neutralize them); they are not checked as words.
+NOT_A_CLAIM = re.compile(r"<[@#][!&]?\d+>|@everyone|@here|\(link removed\)", re.I)
+
+
+def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None, *, latin_terms: bool = False,
+                 number_words: bool = True, denials: bool = True) -> str | None:
+    """Why `support` (the cited passages) cannot vouch for the hard facts of `sentence`; None when it can.
+
+    `latin_terms`: also every English word kept in a sentence in another script (a technical term).
+    `number_words`: "five benchmarks" counts as a number (not in a hedge's "the two approaches").
+    """
+    bare = " ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())
+    for written, value, unit in numbers(bare):
+        if not number_words and not written[0].isdigit():
+            continue
+        if not support.has_value(value, unit) and not (asked and asked.has_value(value, unit)):
+            return f"the number {written} is not in the passage"
+    for name in names(bare):
+        if not support.has_name(name) and not (asked and asked.has_name(name)):
+            return f"{name} is not in the passage"
+    if latin_terms:
+        rest = " ".join(t for t in _TOKEN.findall(bare) if not names(t) and not re.search(r"\d", t))
+        words = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z-]+", rest)), ignore=GENERIC_WORDS, latin_only=True)
+        missing = words - support.stems - (asked.stems if asked else frozenset())
+        if missing:
+            return f"the term {sorted(missing)[0]!r} is not in the passage"
+    stems = set(_ordered_stems(bare)) | content_words(bare, ignore=GENERIC_WORDS, latin_only=True)
+    if _COMPARATIVE.search(bare):
+        if not support.comparative:
+            return "the passage makes no such comparison"
+        if not _SENTENCE_PARITY.search(bare) and any(p <= stems for p in support.parity):
+            return "the passage says it matches, not that it is better"
+    if _SUPERLATIVE.search(bare) and not support.superlative:
+        return "the passage claims no state of the art"
+    for m in _ABSOLUTE.finditer(bare):  # "the only effective route", "regardless of", where the passage hedges
+        if not re.search(r"\b" + re.escape(m.group(0).lower()), support.text):
+            return f"the passage does not say {m.group(0).lower()!r}"
+    if not _SENTENCE_NEGATION.search(bare) and any(n <= stems for n in support.negated):
+        return "the passage says it is done without that"
+    if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both
+        for m in _NEGATED.finditer(bare + " "):
+            denied = set(_ordered_stems(m.group(1))[:2])
+            if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
+                return "the passage does not say it is not so"
+    for down, word in _degrees(bare):  # "best suited" where the passage says "less suited"
+        if (not down, word) in support.degrees and (down, word) not in support.degrees:
+            return "the passage says it the other way round"
+    for kind, word in _counts(bare):  # "a few forward passes" where the passage says "a single forward pass"
+        said = {k for k, w in support.counts if w == word}
+        if said and kind not in said:
+            return f"the passage counts {sorted(said)[0]}, not {kind}"
+    lost, kept = _kept(bare, _LOSES), _kept(bare, _KEEPS)  # "erases its knowledge" where the passage says "retains"
+    if (lost & support.keeps) - support.loses or (kept & support.loses) - support.keeps:
+        return "the passage says the opposite"
+    if _growing(bare) & support.fixed:  # "a budget that grows" where the passage says "a fixed budget"
+        return "the passage says it is fixed"
+    bound = _bindings(bare)
+    for value, name in bound:
+        others = {n for v, n in support.bindings if v == value}
+        if others and name not in others:
+            return f"the passage gives that number for {sorted(others)[0]}"
+    return None
