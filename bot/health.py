@@ -38,10 +38,12 @@ class Beat:
     interval: float
     state: str
     since: float
+    store: str = ""  # "serving" or "restarting" for a store served by a child process (ingest/store.py), else ""
+    store_restarts: int = 0  # how often that child was started again after it died
 
     def to_json(self) -> dict:
         return {"time": self.time, "pid": self.pid, "interval": self.interval, "state": self.state,
-                "since": self.since}
+                "since": self.since, "store": self.store, "store_restarts": self.store_restarts}
 
 
 def write_beat(path: Path, beat: Beat) -> None:
@@ -55,7 +57,8 @@ def read_beat(path: Path) -> Beat:
     """The heartbeat at `path`; OSError or ValueError when there is none or it is not one."""
     data = json.loads(path.read_text(encoding="utf-8"))
     beat = Beat(time=float(data["time"]), pid=int(data["pid"]), interval=float(data["interval"]),
-                state=str(data["state"]), since=float(data["since"]))
+                state=str(data["state"]), since=float(data["since"]), store=str(data.get("store", "")),
+                store_restarts=int(data.get("store_restarts", 0)))
     if beat.state not in STATES or beat.interval <= 0:
         raise ValueError(f"unknown state {beat.state!r} or interval {beat.interval!r}")
     return beat
@@ -86,8 +89,11 @@ def check(path: Path) -> int:
     why = problem(path)
     if why is None:
         beat = read_beat(path)
+        store = {"restarting": "; its store's child process is being started again",
+                 "serving": f"; its store's child process was started again {beat.store_restarts} times"
+                 if beat.store_restarts else ""}.get(beat.store, "")
         print(f"paperbot: healthy ({beat.state} since {time.strftime('%H:%M:%S', time.localtime(beat.since))}, "
-              f"heartbeat {max(0.0, time.time() - beat.time):.1f} s ago)")
+              f"heartbeat {max(0.0, time.time() - beat.time):.1f} s ago{store})")
         return 0
     print(f"paperbot: unhealthy: {why}", file=sys.stderr)
     return 1

@@ -106,6 +106,14 @@ class ChromaChild:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def exit_code(self) -> int | None:
+        """The child's exit code (negative: the signal that ended it), None while it runs."""
+        return self._proc.poll()
+
     def stop(self) -> None:
         """Close the child's stdin (it stops Chroma) and wait for it; kill it if it does not stop in time."""
         proc = self._proc

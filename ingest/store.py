@@ -15,6 +15,7 @@ on every write, so keyword indexes in other processes know when to rebuild.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ingest.chroma_child import ChromaChild
+from ingest.chroma_child import LOG_NAME, STOP_TIMEOUT, ChromaChild
 from ingest.cores import on_one_core
 from ingest.snippets import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
@@ -35,12 +36,17 @@ from paperbot.errors import (
     PaperbotError,
     StoreError,
     StoreLockedError,
+    StoreRestartingError,
     StoreUnavailableError,
 )
 from paperbot.records import StoredChunk
 from paperbot.settings import Secret, StoreSettings
 
 log = logging.getLogger(__name__)
+
+# Seconds before each attempt to start a dead child again (the last repeats until it serves or the store closes).
+RESTART_WAITS = (0.2, 1.0, 5.0, 15.0, 60.0)
+PREVIOUS_LOG = LOG_NAME.replace(".log", ".previous.log")  # the dead child's output, kept beside the new one's
 
 LOCK_NAME = "paperbot.lock"
 # The stored layout: 1, each chunk's fields as separate metadata keys and its text as the Chroma document;
@@ -98,6 +104,10 @@ class Store:
         self.dimension = dimension
         self._lock = None
         self._child: ChromaChild | None = None
+        self._restart_lock = threading.Lock()
+        self._restarter: threading.Thread | None = None  # brings a dead child back (see `_bring_back`)
+        self._closed = threading.Event()
+        self.child_restarts = 0  # children started again after one died
         self._client = self._connect(child and not settings.is_server)
         try:
             self._collection = self._open_collection(create)
@@ -243,15 +253,77 @@ class Store:
         log.debug("store call failed: %s", action, exc_info=True)
         s = self.settings
         if self._child is not None and not self._child.alive():
-            return StoreUnavailableError(
-                f"the process serving the store at {s.path} has stopped ({action}); its output is in "
-                f"{self._child.log_path}. Restart paperbot.")
+            self._restart_child()
+            return StoreRestartingError(
+                f"the process serving the store at {s.path} stopped ({action}) and is being started again; "
+                f"its output is in {self._child.log_path.with_name(PREVIOUS_LOG)}")
         if not s.is_server:
             return StoreError(f"the store at {s.path} failed ({action}: {type(exc).__name__}: {exc}). If it is "
                               "damaged, move it aside and run `paperbot ingest` to rebuild it.")
         return _server_error(s, exc, action)
 
+    # -- a child that comes back -----------------------------------------------------
+
+    @property
+    def child_state(self) -> str | None:
+        """"serving" or "restarting" for a store served by a child process; None for any other store."""
+        if self._child is None:
+            return None
+        restarter = self._restarter
+        return "restarting" if restarter is not None and restarter.is_alive() else "serving"
+
+    def _restart_child(self) -> None:
+        """Start bringing a dead child back, once (calls failing meanwhile raise StoreRestartingError)."""
+        with self._restart_lock:
+            if self._closed.is_set() or (self._restarter is not None and self._restarter.is_alive()):
+                return
+            self._restarter = threading.Thread(target=self._bring_back, daemon=True, name="paperbot-store-restart")
+            self._restarter.start()
+
+    def _bring_back(self) -> None:
+        """Start the child again, waiting RESTART_WAITS between attempts (the last wait repeats), until it
+        serves the store or the store is closed. Chroma's server keeps what it acknowledged (its SQLite log),
+        so nothing written before the child died is lost."""
+        old = self._child
+        assert old is not None
+        log.warning("the process serving the store at %s died (exit code %s); starting it again",
+                    self.settings.path, old.exit_code())
+        try:
+            old.log_path.replace(old.log_path.with_name(PREVIOUS_LOG))
+        except OSError:
+            pass
+        for attempt in itertools.count():
+            if self._closed.wait(RESTART_WAITS[min(attempt, len(RESTART_WAITS) - 1)]):
+                return
+            try:
+                child = ChromaChild(self.settings.path)
+            except StoreError as exc:
+                log.warning("the store's child process did not start again (attempt %d): %s", attempt + 1, exc)
+                continue
+            if self._closed.is_set():
+                child.stop()
+                return
+            try:
+                self._client = self._connect_server(replace(self.settings, host=ChromaChild.host, port=child.port,
+                                                            ssl=False, auth_token=Secret("")))
+                self._child = child
+                self._collection = self._open_collection(False)
+                self.snippets = SnippetRows(self, self._open_snippets(False))
+            except StoreError as exc:
+                log.warning("the store's new child process cannot be used (attempt %d): %s", attempt + 1, exc)
+                child.stop()
+                self._child = old
+                continue
+            self.child_restarts += 1
+            log.warning("the store at %s is served again, by a new child process (pid %d, restart %d)",
+                        self.settings.path, child.pid, self.child_restarts)
+            return
+
     def close(self) -> None:
+        self._closed.set()
+        restarter = self._restarter
+        if restarter is not None and restarter is not threading.current_thread():
+            restarter.join(STOP_TIMEOUT + 5)
         if self._child is not None:
             self._child.stop()
             self._child = None

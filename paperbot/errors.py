@@ -7,6 +7,7 @@
     │   ├── ModelMismatchError the store was built with another embedding model
     │   ├── StoreLockedError   another process holds the embedded store
     │   └── StoreUnavailableError  the Chroma server cannot be reached (retry helps)
+    │       └── StoreRestartingError  the store's child process died and is being started again
     ├── ModelError             the embedding model cannot be loaded
     ├── EmptyCorpusError       nothing to search and nothing to ingest
     ├── UserDataError          the users' file (saved papers, watches) cannot be used, or a user's limit is hit
@@ -54,6 +55,10 @@ class StoreLockedError(StoreError):
 
 class StoreUnavailableError(StoreError):
     retryable = True
+
+
+class StoreRestartingError(StoreUnavailableError):
+    """The child process serving the store died and is being started again (ingest/store.py)."""
 
 
 class ModelError(PaperbotError):

@@ -62,6 +62,14 @@ class Library:
             raise StoreError("this library was closed; open a new one")
         return self._store
 
+    def store_child(self) -> tuple[str, int]:
+        """The child process serving the store: ("serving" or "restarting", times it was started again), or
+        ("", 0) when the store has none (or is closed)."""
+        store = self._store
+        if store is None or store.child_state is None:
+            return "", 0
+        return store.child_state, store.child_restarts
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()

@@ -13,7 +13,7 @@ from bot.app.checks import Refusal
 from bot.app.embeds import text_pages
 from bot.app.sending import reply, respond
 from paperbot import messages
-from paperbot.errors import EmptyCorpusError, PaperbotError, StoreUnavailableError
+from paperbot.errors import EmptyCorpusError, PaperbotError, StoreRestartingError, StoreUnavailableError
 from paperbot.language import message_language
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,9 @@ def describe_error(error: BaseException, where: str, lang: str = "en") -> str:
     if isinstance(error, app_commands.CheckFailure):
         log.info("check failed for %s: %s", where, error)
         return messages.text("INTERNAL_ERROR", lang)
+    if isinstance(error, StoreRestartingError):
+        log.warning("store restarting during %s: %s", where, error)
+        return bot_messages.text("STORE_RESTARTING", lang)
     if isinstance(error, StoreUnavailableError):
         log.warning("store unavailable during %s", where, exc_info=error)
         return bot_messages.text("STORE_UNAVAILABLE", lang)

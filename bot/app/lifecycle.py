@@ -129,14 +129,19 @@ class Heartbeat:
         ws = bot.ws
         return "connected" if ws is not None and ws.open else "disconnected"
 
+    def store_state(self) -> tuple[str, int]:
+        """The bot's store child: ("serving" or "restarting", restarts so far), or ("", 0) without one."""
+        return self.bot.library.store_child() if self.bot is not None else ("", 0)
+
     def beat(self) -> None:
         state = self.state()
         if state != self._state:
             log.info("Discord connection: %s", state)
             self._state, self._since = state, time.time()
         try:
+            store, restarts = self.store_state()
             write_beat(self.path, Beat(time=time.time(), pid=os.getpid(), interval=self.interval, state=state,
-                                       since=self._since))
+                                       since=self._since, store=store, store_restarts=restarts))
         except OSError as exc:
             if not self._warned:  # once: a full or read-only disk must not flood the log every few seconds
                 log.warning("cannot write the heartbeat %s (%s)", self.path, exc)

@@ -64,6 +64,7 @@ REINDEX_SERVERS_ONLY = "`/reindex` works in servers only, where admins can run i
 REINDEX_DONE = "Index rebuilt: {summary}"
 PAPER_NOT_FOUND = "No paper matches {query}. Start typing a label or id and pick one from the list."
 STORE_UNAVAILABLE = "The paper store can't be reached right now. Please try again in a minute."
+STORE_RESTARTING = "The library is restarting. Please try again in a moment."
 ALREADY_SHARED = "This answer is already in the channel."
 RESULT_GONE = "This result is too old for me to rebuild. Please ask again."
 THREAD_NAME = "Follow-up questions"
@@ -211,6 +212,7 @@ ZH = {
     "SOURCES_NOTE": "检索考虑过的每篇论文，按相关度排序，附最接近的句子。",
     "NO_RESULTS": "没有找到论文。",
     "STORE_UNAVAILABLE": "暂时无法访问论文库，请一分钟后再试。",
+    "STORE_RESTARTING": "论文库正在重启，请稍后再试。",
     "ALREADY_SHARED": "这个回答已经在频道里了。",
     "SCHEDULE": "时间与地点",
     "TITLE_ZH": "中文标题",

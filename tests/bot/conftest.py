@@ -101,6 +101,9 @@ class StubLibrary:
             self.ingests += 1
             return IngestSummary(unchanged=len(self.records), sources=["stub.txt"], files=list(self.reports))
 
+    def store_child(self) -> tuple[str, int]:
+        return "", 0
+
     def close(self) -> None:
         pass
 

@@ -96,17 +96,111 @@ def test_the_child_stops_when_the_bot_is_killed():
         assert store.count() == 0
 
 
-def test_a_child_that_died_is_reported_as_unavailable_with_its_log():
+def _wait_served(store: Store, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while store.child_state != "serving" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.child_state == "serving", "the store's child did not come back"
+
+
+def test_a_child_killed_right_after_a_write_comes_back_with_every_acknowledged_row():
+    from paperbot.errors import StoreRestartingError
+    from ingest.store import PREVIOUS_LOG
+
     store = Store(Settings.from_env().store, "fake-model", 4, child=True)
     try:
-        store._child._proc.kill()
+        ids, vectors, metas = rows(300)
+        store.upsert(ids, vectors, metas)  # acknowledged: it must survive what comes next
+        first = store._child.pid
+        os.kill(first, signal.SIGKILL)
         store._child._proc.wait(10)
-        with pytest.raises(StoreUnavailableError) as err:
+        with pytest.raises(StoreRestartingError) as err:
             store.count()
-        message = str(err.value)
-        assert "has stopped" in message and LOG_NAME in message and "Restart paperbot" in message
+        assert "being started again" in str(err.value) and PREVIOUS_LOG in str(err.value)
+        _wait_served(store)
+        assert store._child.pid != first and store.child_restarts == 1
+        assert store.count() == 300
+        assert store.query(vectors[7], 1)[0][0] == ids[7]
+        assert (store.settings.path / PREVIOUS_LOG).exists()  # the dead child's output is kept
+        more_ids, more_vectors, more_metas = rows(310)
+        store.upsert(more_ids[300:], more_vectors[300:], more_metas[300:])  # and it takes writes again
+        assert store.count() == 310
     finally:
         store.close()
+
+
+def test_a_child_killed_during_an_ingest_loses_no_paper_after_the_next_one(corpus_dir, embedder):
+    """The ingest that was running fails with the store restarting; the next one finds every paper stored."""
+    from ingest.pipeline import ingest
+    from paperbot.errors import StoreRestartingError
+
+    store = Store(Settings.from_env().store, embedder.name, embedder.dimension, child=True)
+    try:
+        killed = []
+
+        def kill_once(done: int, total: int) -> None:
+            if done and not killed:  # the first batch is written: the child dies before the next call
+                killed.append(store._child.pid)
+                os.kill(store._child.pid, signal.SIGKILL)
+                store._child._proc.wait(10)
+
+        with pytest.raises(StoreRestartingError):
+            ingest([corpus_dir], store, embedder, progress=kill_once)
+        assert killed
+        _wait_served(store)
+        summary = ingest([corpus_dir], store, embedder)
+        stored = {c.paper_id for c in store.iter_chunks()}
+        assert len(stored) == summary.added + summary.updated + summary.unchanged + summary.moved >= 50
+        assert not store.write_in_progress()
+    finally:
+        store.close()
+
+
+# Writes 300 rows into an in-process store, says so once the write returned, then waits to be killed.
+WRITER = """
+import sys
+from pathlib import Path
+import numpy as np
+from ingest.store import Store
+from paperbot.settings import StoreSettings
+
+store = Store(StoreSettings(path=Path(sys.argv[1])), "fake-model", 4)
+rng = np.random.default_rng(0)
+vectors = rng.standard_normal((300, 4)).astype(np.float32)
+store.upsert([f"p{i}#0" for i in range(300)], vectors, [{"paper_id": f"p{i}", "embed_hash": f"h{i}"} for i in range(300)])
+print("written", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_embedded_store_killed_right_after_a_write_keeps_it():
+    path = Path(Settings.from_env().store.path)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], cwd=REPO, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = writer.stdout.readline().strip()
+        assert line == "written", writer.stderr.read()
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(10)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+    with Store(Settings.from_env().store, "fake-model", 4) as store:
+        assert store.count() == 300
+
+
+def test_closing_the_store_stops_a_restart_in_progress(monkeypatch):
+    monkeypatch.setattr("ingest.store.RESTART_WAITS", (30.0,))  # it would wait long before starting a child
+    store = Store(Settings.from_env().store, "fake-model", 4, child=True)
+    pid = store._child.pid
+    os.kill(pid, signal.SIGKILL)
+    store._child._proc.wait(10)
+    with pytest.raises(StoreUnavailableError):
+        store.count()
+    assert store.child_state == "restarting"
+    started = time.monotonic()
+    store.close()
+    assert time.monotonic() - started < 5 and not store._restarter.is_alive()
 
 
 def test_a_child_that_cannot_start_says_why_and_leaves_the_store_unlocked(tmp_path, monkeypatch):
