@@ -96,10 +96,36 @@ def run_doctor(settings: Settings, *, embedder=None, out: Callable[[str], None] 
     for c in (check_llm(settings), check_users(settings), check_token(settings)):
         checks.append(c)
         say(c.line())
+    running = check_running_bot(settings)
+    if running is not None:
+        checks.append(running)
+        say(running.line())
     failed = [c.name for c in checks if not c.ok]
     say(f"{len(checks) - len(failed)} of {len(checks)} checks passed"
         + (f"; fix: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+# -- a running bot ---------------------------------------------------------------------------
+
+
+def check_running_bot(settings: Settings) -> Check | None:
+    """What the heartbeat of a bot running now says (its store's child restarting, how often it was); None
+    when no bot has written a fresh one."""
+    from bot.health import problem, read_beat
+
+    path = settings.heartbeat_path
+    if problem(path) is not None:
+        return None
+    beat = read_beat(path)
+    where = f"running (pid {beat.pid}, {beat.state})"
+    if beat.store == "restarting":
+        return Check("bot", True, f"{where}; its store's child process died and is being started again",
+                     f"see {settings.store.path / 'paperbot-chroma.previous.log'}", warning=True)
+    if beat.store_restarts:
+        return Check("bot", True, f"{where}; its store's child process was started again {beat.store_restarts} "
+                     "times", f"see {settings.store.path / 'paperbot-chroma.previous.log'}", warning=True)
+    return Check("bot", True, where)
 
 
 # -- configuration and model ----------------------------------------------------------------

@@ -374,3 +374,23 @@ def test_the_store_probe_does_not_see_the_bots_secrets(monkeypatch):
     assert not [k for k, v in env.items() if "secret-" in v], env.keys()
     assert env["PATH"] == os.environ["PATH"]
     assert str(doctor.PACKAGES_ROOT) in env["PYTHONPATH"].split(os.pathsep)
+
+
+def test_doctor_says_when_a_running_bots_store_child_is_restarting(tmp_path):
+    import time as clock
+
+    from bot.health import Beat, write_beat
+
+    settings = make_settings(tmp_path, PAPERBOT_HEARTBEAT_FILE=str(tmp_path / "beat.json"))
+    assert doctor.check_running_bot(settings) is None  # no bot running: no line
+    now = clock.time()
+    write_beat(settings.heartbeat_path, Beat(time=now, pid=4242, interval=5.0, state="connected", since=now,
+                                             store="restarting", store_restarts=0))
+    check = doctor.check_running_bot(settings)
+    assert check is not None and check.ok and check.warning
+    assert "pid 4242" in check.detail and "being started again" in check.detail
+    write_beat(settings.heartbeat_path, Beat(time=now, pid=4242, interval=5.0, state="connected", since=now,
+                                             store="serving", store_restarts=2))
+    assert "started again 2 times" in doctor.check_running_bot(settings).detail
+    write_beat(settings.heartbeat_path, Beat(time=now - 60, pid=4242, interval=5.0, state="connected", since=now))
+    assert doctor.check_running_bot(settings) is None  # stale: that bot is gone
