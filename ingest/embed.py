@@ -17,7 +17,7 @@ import numpy as np
 
 from paperbot.errors import ModelError
 from paperbot.protocols import WordPieces
-from paperbot.settings import BUNDLED_MODEL, EmbeddingSettings
+from paperbot.settings import BUNDLED_MODEL, EmbeddingSettings, default_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -138,13 +138,18 @@ class Embedder:
                              "set EMBEDDING_DEVICE=auto or cpu")
         return wanted
 
+    @property
+    def _cache_dir(self) -> Path:
+        """Where ONNX exports are kept: EMBEDDING_CACHE_DIR, else paperbot's cache folder."""
+        return self.settings.cache_dir or default_cache_dir()
+
     def _load_onnx(self, target: str, precision: str):
         """Serve the ONNX export without torch; export it first (with torch, once) if there is none yet."""
         try:
             from ingest.onnx_light import load_exported, providers_for
 
             providers, why_cpu = providers_for(self.settings.device)
-            encoder = load_exported(target, self.settings.cache_dir, precision, providers)
+            encoder = load_exported(target, self._cache_dir, precision, providers)
         except ImportError as exc:
             from ingest.onnx_backend import INSTALL_HINT
 
@@ -156,8 +161,8 @@ class Embedder:
                          f"{self.settings.cache_dir or 'the cache'} yet; making one"))
             from ingest.onnx_backend import load_quantized
 
-            load_quantized(target, self.settings.cache_dir)  # writes the export to the cache
-            encoder = load_exported(target, self.settings.cache_dir, precision, providers)
+            load_quantized(target, self._cache_dir)  # writes the export to the cache
+            encoder = load_exported(target, self._cache_dir, precision, providers)
         if encoder is None:
             raise ModelError(f"the {precision} ONNX export of {target} is unusable; use EMBEDDING_BACKEND=torch")
         if not why_cpu and providers[0] == "CUDAExecutionProvider" and encoder.device == "cpu":

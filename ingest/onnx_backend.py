@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 INSTALL_HINT = "the ONNX embedding backends need the onnx and onnxruntime packages: pip install onnx onnxruntime"
 
 
-def load_quantized(model_path: str, cache_dir: Path | None = None):
+def load_quantized(model_path: str, cache_dir: Path):
     """The sentence-transformers model at `model_path` with its transformer running int8 in ONNX Runtime."""
     try:
         import onnx  # noqa: F401  (needed by the export and the quantizer)
@@ -75,7 +75,7 @@ def load_quantized(model_path: str, cache_dir: Path | None = None):
     return model
 
 
-def ensure_exported(model, folder: Path, cache_dir: Path | None = None) -> Path:
+def ensure_exported(model, folder: Path, cache_dir: Path) -> Path:
     """The export folder of `model` (loaded from `folder`), exporting it first if needed (once, locked)."""
     from filelock import FileLock
 

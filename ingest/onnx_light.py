@@ -65,12 +65,9 @@ def local_model_folder(model_path: str) -> Path:
                          "unset it to use the bundled model.") from None
 
 
-def export_dir(folder: Path, cache_dir: Path | None = None) -> Path:
-    """Where the export of the model in `folder` lives: keyed by its path, files and the quantization config."""
-    if cache_dir is None:
-        from paperbot.settings import EmbeddingSettings, default_cache_dir
-
-        cache_dir = EmbeddingSettings.from_env().cache_dir or default_cache_dir()
+def export_dir(folder: Path, cache_dir: Path) -> Path:
+    """Where the export of the model in `folder` lives under `cache_dir`: keyed by its path, files and the
+    quantization config."""
     h = hashlib.sha256(json.dumps(QUANTIZATION, sort_keys=True).encode())
     h.update(str(folder).encode())
     for f in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -293,7 +290,7 @@ def providers_for(device: str) -> tuple[list[str], str]:
                                       "onnxruntime-gpu package in place of onnxruntime")
 
 
-def load_exported(model_path: str, cache_dir: Path | None = None, precision: str = "int8",
+def load_exported(model_path: str, cache_dir: Path, precision: str = "int8",
                   providers: list[str] | None = None) -> OnnxEncoder | None:
     """The encoder over an existing export of `model_path` (`precision` fp32 or int8), or None before the export."""
     folder = local_model_folder(model_path)
