@@ -43,6 +43,7 @@ import numpy as np
 
 from bot.app.guard import bot_token, token_problem
 from paperbot.errors import (
+    CollectionMissingError,
     ModelMismatchError,
     PaperbotError,
     StoreError,
@@ -51,7 +52,7 @@ from paperbot.errors import (
 )
 from paperbot.logs import public_url
 from paperbot.records import StoredChunk, is_complete
-from paperbot.settings import Secret, Settings, StoreSettings, child_environment
+from paperbot.settings import Settings, StoreSettings, child_environment
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ def check_store(settings: Settings, embedder) -> list[Check]:
     from retrieval.view import view_file
 
     saved = view_file(s, settings.cache_dir)
-    request = {"store": _store_json(s), "model": embedder.name, "dimension": embedder.dimension,
+    request = {"store": s.to_wire(), "model": embedder.name, "dimension": embedder.dimension,
                "view_file": str(saved)}
     timeout = max(PROBE_MIN_TIMEOUT, 3 * s.timeout)
     where = f"Chroma server {s.host}:{s.port}" if s.is_server else f"the store at {s.path}"
@@ -274,11 +275,6 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _store_json(s: StoreSettings) -> dict:
-    return {"path": str(s.path), "host": s.host, "port": s.port, "ssl": s.ssl, "auth_token": str(s.auth_token),
-            "collection": s.collection, "timeout": s.timeout}
-
-
 def _store_checks(r: dict, where: str, model: str) -> list[Check]:
     kind = r.get("kind")
     if kind == "missing":
@@ -340,9 +336,7 @@ def probe_store(request: dict, progress: Callable[[str], None] = lambda _: None)
     from ingest.store import Store
 
     raw = request["store"]
-    s = StoreSettings(path=Path(raw["path"]), host=raw["host"], port=raw["port"],
-                      ssl=raw["ssl"], auth_token=Secret(raw["auth_token"]), collection=raw["collection"],
-                      timeout=raw["timeout"])
+    s = StoreSettings.from_wire(raw)
     if not s.is_server and not (s.path / "chroma.sqlite3").exists():
         return {"kind": "missing", "collection": s.collection}
     try:
@@ -353,9 +347,9 @@ def probe_store(request: dict, progress: Callable[[str], None] = lambda _: None)
         return {"kind": "locked", "error": str(exc)}
     except StoreUnavailableError as exc:
         return {"kind": "unavailable", "error": str(exc)}
+    except CollectionMissingError:
+        return {"kind": "missing", "collection": s.collection}
     except StoreError as exc:
-        if type(exc.__context__).__name__ == "NotFoundError":
-            return {"kind": "missing", "collection": s.collection}
         return {"kind": "damaged", "error": str(exc)}
     try:
         with store:

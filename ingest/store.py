@@ -32,6 +32,7 @@ from ingest.chroma_child import LOG_NAME, STOP_TIMEOUT, ChromaChild
 from ingest.cores import on_one_core
 from ingest.snippets import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
+    CollectionMissingError,
     ModelMismatchError,
     PaperbotError,
     StoreError,
@@ -182,7 +183,12 @@ class Store:
                     },
                 )
             else:
-                col = self._client.get_collection(name, embedding_function=None)
+                from chromadb.errors import NotFoundError
+
+                try:
+                    col = self._client.get_collection(name, embedding_function=None)
+                except NotFoundError:
+                    raise CollectionMissingError(f"the store at {self.where} has no collection {name!r}") from None
         if create:
             col = self._keep_log_short(col)
         meta = col.metadata or {}

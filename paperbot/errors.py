@@ -6,6 +6,7 @@
     ├── StoreError             the vector store cannot be used
     │   ├── ModelMismatchError the store was built with another embedding model
     │   ├── StoreLockedError   another process holds the embedded store
+    │   ├── CollectionMissingError  the store has no such collection (opened without creating it)
     │   └── StoreUnavailableError  the Chroma server cannot be reached (retry helps)
     │       └── StoreRestartingError  the store's child process died and is being started again
     ├── ModelError             the embedding model cannot be loaded
@@ -55,6 +56,10 @@ class StoreLockedError(StoreError):
 
 class StoreUnavailableError(StoreError):
     retryable = True
+
+
+class CollectionMissingError(StoreError):
+    """The store holds no collection of that name (opened without creating it: `doctor`)."""
 
 
 class StoreRestartingError(StoreUnavailableError):

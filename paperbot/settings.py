@@ -73,6 +73,20 @@ class StoreSettings:
     def is_server(self) -> bool:
         return bool(self.host)
 
+    def to_wire(self) -> dict:
+        """These settings as JSON for a child process's stdin (the Chroma token included: never log it)."""
+        return {"path": str(self.path), "host": self.host, "port": self.port, "ssl": self.ssl,
+                "auth_token": str(self.auth_token), "collection": self.collection, "timeout": self.timeout,
+                "child": self.child}
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, object]) -> StoreSettings:
+        """The settings `to_wire` wrote."""
+        return cls(path=Path(str(raw["path"])), host=str(raw["host"]) if raw.get("host") else None,
+                   port=int(str(raw["port"])), ssl=bool(raw["ssl"]), auth_token=Secret(str(raw["auth_token"])),
+                   collection=str(raw["collection"]), timeout=float(str(raw["timeout"])),
+                   child=bool(raw.get("child", True)))
+
 
 @dataclass(frozen=True)
 class EmbeddingSettings:

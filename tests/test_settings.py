@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping
@@ -256,3 +257,15 @@ def test_a_child_process_environment_keeps_everything_but_secrets():
                              "HF_TOKEN": "h", "CHROMA_AUTH_TOKEN": "c", "aws_secret_access_key": "s",
                              "PGPASSWORD": "p", "PAPERBOT_DATABASE_URL": "postgresql://u:p@h/db"})
     assert env == {"PATH": "/usr/bin", "HOME": "/home/lab", "CHROMA_PATH": "/data/chroma"}
+
+
+def test_store_settings_cross_to_a_child_process_and_back_whole():
+    from pathlib import Path
+
+    from paperbot.settings import Secret, StoreSettings
+
+    for s in (StoreSettings(path=Path("/data/chroma")),
+              StoreSettings(path=Path("/x"), host="chroma.lab", port=8443, ssl=True, auth_token=Secret("tok-123"),
+                            collection="neurips", timeout=3.5, child=False)):
+        wire = json.loads(json.dumps(s.to_wire()))
+        assert StoreSettings.from_wire(wire) == s
