@@ -6,7 +6,7 @@
     LegacySentences  the earlier layout (one row per sentence, its vector in the vector index), moved into
                      SnippetRows by the next ingest and then deleted
 
-Both work through their `Store`, which maps Chroma's errors (`Store._errors`) and paces writes.
+Both work through their `Store`, which maps Chroma's errors (`Store.errors`) and paces writes.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ class SnippetRows:
         if self._rows is None:
             return
         step = self._store.max_batch()
-        for i in self._store._writes(len(rows)):
+        for i in self._store.write_offsets(len(rows)):
             page = rows[i:i + step]
-            with self._store._errors("write sentence vectors"):
+            with self._store.errors("write sentence vectors"):
                 self._rows.upsert(
                     ids=[snippet_id(pid, h) for pid, h, _, _ in page],
                     embeddings=[[int(h[:8], 16) / 2**32] for _, h, _, _ in page],  # a placeholder, never searched
@@ -66,13 +66,13 @@ class SnippetRows:
         if self._rows is None:
             return
         step = self._store.max_batch()
-        for i in self._store._writes(len(content_hashes)):
-            with self._store._errors("delete sentence vectors"):
+        for i in self._store.write_offsets(len(content_hashes)):
+            with self._store.errors("delete sentence vectors"):
                 self._rows.delete(where={"content_hash": {"$in": content_hashes[i:i + step]}})
 
     def count(self) -> int:
         """How many paper versions have their sentence vectors stored."""
-        with self._store._errors("count sentence vectors"):
+        with self._store.errors("count sentence vectors"):
             return self._rows.count() if self._rows is not None else 0
 
     def hashes(self) -> set[str]:
@@ -80,7 +80,7 @@ class SnippetRows:
         found: set[str] = set()
         offset = 0
         while self._rows is not None:
-            with self._store._errors("read sentence vectors"):
+            with self._store.errors("read sentence vectors"):
                 page = self._rows.get(include=[], limit=IDS_PAGE, offset=offset)
             found.update(snippet_hash_of(i) for i in page["ids"])
             if len(page["ids"]) < IDS_PAGE:
@@ -93,7 +93,7 @@ class SnippetRows:
         vectors in float16, as stored."""
         if self._rows is None or not versions:
             return {}
-        with self._store._errors("read sentence vectors"):
+        with self._store.errors("read sentence vectors"):
             page = self._rows.get(ids=[snippet_id(pid, h) for pid, h in versions.items()], include=["metadatas"])
         out: dict[str, list[tuple[int, int, np.ndarray]]] = {}
         for meta in page["metadatas"]:
@@ -117,14 +117,14 @@ class LegacySentences:
         Reading the old collection loads its vector index once, here, instead of in every bot.
         """
         name = self._store.settings.collection + LEGACY_SENTENCES_SUFFIX
-        with self._store._errors(f"open collection {name!r}"):
-            legacy = self._store._existing(name)
+        with self._store.errors(f"open collection {name!r}"):
+            legacy = self._store.existing_collection(name)
         if legacy is None or self._store.snippets.missing:
             return 0
         by_version: dict[tuple[str, str], list[tuple[int, int, np.ndarray]]] = defaultdict(list)
         offset = 0
         while True:
-            with self._store._errors("read sentence vectors"):
+            with self._store.errors("read sentence vectors"):
                 page = legacy.get(include=["metadatas", "embeddings"], limit=LEGACY_PAGE, offset=offset)
             for meta, vector in zip(page["metadatas"], page["embeddings"]):
                 key = (str(meta["paper_id"]), str(meta["content_hash"]))
@@ -137,6 +137,6 @@ class LegacySentences:
             sentences.sort(key=lambda r: r[0])
             rows.append((pid, h, [(a, b) for a, b, _ in sentences], np.asarray([v for _, _, v in sentences])))
         self._store.snippets.upsert(rows)
-        with self._store._errors(f"delete collection {name!r}"):
-            self._store._client.delete_collection(name)
+        with self._store.errors(f"delete collection {name!r}"):
+            self._store.delete_collection(name)
         return len(rows)

@@ -161,7 +161,7 @@ class Store:
         _check_heartbeat(s, headers)
         if not s.host:
             raise StoreError("no Chroma server host is set (CHROMA_HOST)")
-        with self._errors("connect"):
+        with self.errors("connect"):
             client = chromadb.HttpClient(host=s.host, port=s.port, ssl=s.ssl, headers=headers,
                                          settings=_chroma_settings())
         _bound_requests(client, s.timeout)
@@ -169,7 +169,7 @@ class Store:
 
     def _open_collection(self, create: bool):
         name = self.settings.collection
-        with self._errors(f"open collection {name!r}"):
+        with self.errors(f"open collection {name!r}"):
             if create:
                 col = self._client.get_or_create_collection(
                     name,
@@ -210,13 +210,13 @@ class Store:
     def _open_snippets(self, create: bool):
         """The companion collection of sentence vectors (snippets); None in a store made before it existed."""
         name = self.settings.collection + SNIPPETS_SUFFIX
-        with self._errors(f"open collection {name!r}"):
+        with self.errors(f"open collection {name!r}"):
             if create:
                 col = self._client.get_or_create_collection(
                     name, embedding_function=None,
                     metadata={"embedding_model": self.model_name, "embedding_dimension": self.dimension})
                 return self._keep_log_short(col)
-            return self._existing(name)
+            return self.existing_collection(name)
 
     def _keep_log_short(self, col):
         """`col`, made to have Chroma save its vector index every LOG_ENTRIES writes, so its log stays short
@@ -235,7 +235,12 @@ class Store:
             log.debug("could not shorten the log of collection %r", col.name, exc_info=True)
             return col
 
-    def _existing(self, name: str):
+    def delete_collection(self, name: str) -> None:
+        """Drop a collection of this store's Chroma (a companion collection of an older layout)."""
+        self._client.delete_collection(name)
+
+    def existing_collection(self, name: str):
+        """The collection `name` of this store's Chroma, or None when there is none."""
         names = {getattr(c, "name", c) for c in self._client.list_collections()}
         return self._client.get_collection(name, embedding_function=None) if name in names else None
 
@@ -245,7 +250,7 @@ class Store:
         return f"{s.host}:{s.port}/{s.collection}" if s.is_server else f"{s.path} ({s.collection})"
 
     @contextmanager
-    def _errors(self, action: str) -> Iterator[None]:
+    def errors(self, action: str) -> Iterator[None]:
         """Chroma's (and its HTTP client's) exceptions inside the block become one StoreError saying what
         failed while doing `action`, in words an admin can act on; paperbot's own errors pass through."""
         try:
@@ -347,7 +352,7 @@ class Store:
 
     def _fresh_metadata(self) -> dict:
         """The collection metadata as stored now (another process may have changed it)."""
-        with self._errors("read collection metadata"):
+        with self.errors("read collection metadata"):
             col = self._client.get_collection(self.settings.collection, embedding_function=None)
         return dict(col.metadata or {})
 
@@ -356,7 +361,7 @@ class Store:
         return str(self._fresh_metadata().get("content_version", "empty"))
 
     def count(self) -> int:
-        with self._errors("count"):
+        with self.errors("count"):
             return self._collection.count()
 
     def iter_chunks(self, with_text: bool = True) -> Iterator[StoredChunk]:
@@ -370,7 +375,7 @@ class Store:
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
 
         def read(offset: int) -> dict:
-            with self._errors("read chunks"):
+            with self.errors("read chunks"):
                 return self._collection.get(include=include, limit=PAGE, offset=offset)
 
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-read") as reader:
@@ -392,7 +397,7 @@ class Store:
         """The stored vectors of these chunks, by id (ids not in the store are absent), read in pages."""
         out: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), PAGE):
-            with self._errors("get embeddings"):
+            with self.errors("get embeddings"):
                 page = self._collection.get(ids=ids[start:start + PAGE], include=["embeddings"])
             out.update(zip(page["ids"], (np.asarray(v, dtype=np.float32) for v in page["embeddings"])))
         return out
@@ -410,7 +415,7 @@ class Store:
             total = self.count()  # a server that refuses more results than it holds
             if total == 0:
                 return []
-            with self._errors("query"):
+            with self.errors("query"):
                 res = self._collection.query(query_embeddings=embedding, n_results=min(n, total),
                                              include=["distances"])
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0])]
@@ -431,7 +436,7 @@ class Store:
         except Exception:
             return rows
 
-    def _writes(self, n: int) -> Iterator[int]:
+    def write_offsets(self, n: int) -> Iterator[int]:
         """Start offsets of the write calls for `n` rows, with a short pause between calls when other threads
         run and Chroma holds the GIL (see WRITE_BATCH). In a lone process the embedded store's own threads stay
         on one core until the last call returns (`ingest.cores`); a bot's are left where they are."""
@@ -446,21 +451,21 @@ class Store:
     def upsert(self, ids: list[str], embeddings, metadatas: list[dict]) -> None:
         """Write chunks: their vectors and metadata (which holds their text: `records.chunk_metadata`)."""
         step = self.max_batch()
-        for i in self._writes(len(ids)):
-            with self._errors("write chunks"):
+        for i in self.write_offsets(len(ids)):
+            with self.errors("write chunks"):
                 self._collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
                                         metadatas=metadatas[i:i + step])
 
     def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
         step = self.max_batch()
-        for i in self._writes(len(ids)):
-            with self._errors("update metadata"):
+        for i in self.write_offsets(len(ids)):
+            with self.errors("update metadata"):
                 self._collection.update(ids=ids[i:i + step], metadatas=metadatas[i:i + step])
 
     def delete(self, ids: list[str]) -> None:
         step = self.max_batch()
-        for i in self._writes(len(ids)):
-            with self._errors("delete chunks"):
+        for i in self.write_offsets(len(ids)):
+            with self.errors("delete chunks"):
                 self._collection.delete(ids=ids[i:i + step])
 
     def write_in_progress(self) -> bool:
@@ -475,7 +480,7 @@ class Store:
         meta["content_version"] = version
         meta["ingest_state"] = "writing" if writing else "done"
         meta["schema_version"] = SCHEMA_VERSION
-        with self._errors("update collection metadata"):
+        with self.errors("update collection metadata"):
             self._collection.modify(metadata=meta)
         return version
 
