@@ -53,8 +53,7 @@ from retrieval.filters import Filters
 from retrieval.followup import FollowUp, Turn, resolve
 from retrieval.grounding import Passage
 from retrieval.rewrite import condense_question, rewrite_problem, rewrite_query
-from retrieval.scope import SCOPE_DEPTH, scoped_search
-from retrieval.scope import search_follow_up as search_resolved
+from retrieval.scope import SCOPE_DEPTH, scoped_search, search_resolved
 from retrieval.translate import english_query, has_chinese
 from retrieval.types import Answer, Citation, SearchResult
 

@@ -34,8 +34,8 @@ SCOPE_DEPTH = 25  # papers searched when a follow-up is about papers shown earli
 NONE_DISCUSSED = "none of the papers discussed answers this"
 
 
-def search_follow_up(library: PaperLibrary, followup: FollowUp, k: int | None = None,
-                     filters: Filters | None = None) -> SearchResult:
+def search_resolved(library: PaperLibrary, followup: FollowUp, k: int | None = None,
+                    filters: Filters | None = None) -> SearchResult:
     """What retrieval gives `followup`; `result.query` is the (English) query that was searched."""
     if followup.alone:
         alone = library.search(followup.alone, k, filters)
