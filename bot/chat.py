@@ -14,12 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.app.client import PaperBot
 from bot.harness import Call, Harness, find_button
 from bot.runtime import open_services
 from bot.terminal import render_message
-from bot.text import without_llm_prefix
+from bot.display import without_llm_prefix
 from paperbot.settings import Settings
 from retrieval.library import Library
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from bot.text import (
+from bot.display import (
     answer_footer,
     paper_details,
     paper_link,

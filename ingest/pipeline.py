@@ -31,7 +31,7 @@ from ingest.parse import (
     supplement_paper,
     with_abstract,
 )
-from ingest.snippets import LegacySentences
+from ingest.sentence_rows import LegacySentences
 from ingest.store import Store
 from paperbot.protocols import TextEmbedder, WordPieces
 from paperbot.records import (

@@ -30,7 +30,7 @@ import numpy as np
 
 from ingest.chroma_child import LOG_NAME, STOP_TIMEOUT, ChromaChild
 from ingest.cores import on_one_core
-from ingest.snippets import SNIPPETS_SUFFIX, SnippetRows
+from ingest.sentence_rows import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
     CollectionMissingError,
     ModelMismatchError,

@@ -3,7 +3,7 @@
 English is the module's constants; `ZH` holds the Chinese of each (the lab has
 Chinese speakers). `text(NAME, lang, **fields)` picks one; `lang` comes from
 `paperbot.language.message_language` (the question's language, else the
-Discord locale). Text only the Discord bot shows lives in bot/app/messages.py.
+Discord locale). Text only the Discord bot shows lives in bot/app/replies.py.
 """
 
 from __future__ import annotations

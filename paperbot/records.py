@@ -12,7 +12,7 @@
 
 A new paper field: the `Paper` field and its two metadata functions here; its accepted names in
 ingest/fields.py and its reading in ingest/parse.py; `paper_json` (retrieval/types.py) for JSON output; and
-where it is shown (bot/text.py, bot/app/embeds.py, bot/terminal.py). docs/architecture.md lists the steps.
+where it is shown (bot/display.py, bot/app/embeds.py, bot/terminal.py). docs/architecture.md lists the steps.
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
 `meta_hash` (everything else shown: a change updates the stored metadata in place).
 Metadata missing from chunks stored by older versions reads as empty. A chunk keeps its fields as one JSON

@@ -18,12 +18,12 @@ PACKAGES = ("paperbot", "ingest", "retrieval", "bot")
 CORE = ("paperbot", "ingest", "retrieval")
 # The layers, lowest first (docs/architecture.md): a module imports its own layer and the ones below only.
 # A module belongs to the layer of the longest prefix listed; bot's own modules that are not front ends
-# (bot.text, bot.terminal, bot.runtime) are the shared pieces the Discord layer and the front ends use.
+# (bot.display, bot.terminal, bot.runtime) are the shared pieces the Discord layer and the front ends use.
 LAYERS = (
     ("kernel", ("paperbot",)),
     ("ingest", ("ingest",)),
     ("retrieval", ("retrieval",)),
-    ("bot pieces", ("bot",)),  # bot.text, bot.terminal, bot.runtime, bot.health (the heartbeat)
+    ("bot pieces", ("bot",)),  # bot.display, bot.terminal, bot.runtime, bot.health (the heartbeat)
     ("discord", ("bot.app",)),
     ("harness", ("bot.harness",)),
     ("front ends", ("bot.cli", "bot.chat", "bot.doctor")),
@@ -218,7 +218,7 @@ def test_no_private_name_is_imported_from_another_package():
 
 def test_layers_are_read_by_their_longest_prefix():
     assert LAYERS[layer_of("bot.app.client")][0] == "discord"
-    assert LAYERS[layer_of("bot.text")][0] == "bot pieces"
+    assert LAYERS[layer_of("bot.display")][0] == "bot pieces"
     assert LAYERS[layer_of("bot.cli")][0] == "front ends"
     assert LAYERS[layer_of("retrieval.qa")][0] == "retrieval"
     assert layer_of("elsewhere") == -1
@@ -280,3 +280,12 @@ def test_no_module_imports_another_modules_private_names():
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
                 private += [f"{module}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
     assert not private, private
+
+
+def test_a_file_name_finds_one_module():
+    """Module names say their role: no two modules of the packages share a file name (the docs name them so)."""
+    seen: dict[str, list[str]] = {}
+    for module, path in module_names(REPO, PACKAGES).items():
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(module)
+    assert not {name: mods for name, mods in seen.items() if len(mods) > 1}

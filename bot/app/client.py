@@ -29,20 +29,20 @@ import discord
 from discord import app_commands
 
 from bot.app import embeds
-from bot.app import messages as bot_messages
-from bot.app.checks import RateLimited, server_allowed
+from bot.app import replies as bot_messages
+from bot.app.access import RateLimited, server_allowed
 from bot.app.commands import register
 from bot.app.conversation import Conversations
-from bot.app.errors import PermissionWarnings, report_interaction_error, report_message_error
+from bot.app.failures import PermissionWarnings, report_interaction_error, report_message_error
 from bot.app.guard import RateLimiter, guild_allowed
 from bot.app.sending import NO_MENTIONS, StreamingPreview, reply
-from bot.app.translate import PaperTranslator
+from bot.app.command_names import PaperTranslator
 from bot.app.views import ITEMS, view_for_answer
 from bot.app.lanes import INGEST, LOOKUP, WORK, core, lanes
 from bot.app.watcher import Watcher
 from bot.app.week import ITEMS as WEEK_ITEMS
 from bot.runtime import Services
-from bot.text import without_llm_prefix
+from bot.display import without_llm_prefix
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper

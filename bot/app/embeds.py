@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import discord
 
-from bot import text
-from bot.app import messages as bot_messages
-from bot.text import plan_slot_heading, slot_line
+from bot import display as text
+from bot.app import replies as bot_messages
+from bot.display import plan_slot_heading, slot_line
 from paperbot import bibtex, messages
 from paperbot.language import message_language
 from paperbot.records import Paper

@@ -7,7 +7,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from bot.app import messages
+from bot.app import replies as messages
 
 
 class RateLimiter:

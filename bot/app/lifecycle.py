@@ -250,7 +250,7 @@ def run_bot(settings: Settings) -> int:
     """
     import discord
 
-    from bot.app import messages as bot_messages
+    from bot.app import replies as bot_messages
     from bot.app.guard import bot_token, token_problem
 
     token = bot_token(str(settings.discord.token))

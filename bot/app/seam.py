@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from retrieval.types import Answer, SearchResult, Similar
 
 # The modules that see the bot only through this seam.
-USERS = ("bot/app/commands.py", "bot/app/views.py", "bot/app/checks.py", "bot/app/week.py")
+USERS = ("bot/app/commands.py", "bot/app/views.py", "bot/app/access.py", "bot/app/week.py")
 
 
 @runtime_checkable

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.app import embeds, messages
-from bot.app.checks import RateLimited
-from bot.app.errors import report_interaction_error
+from bot.app import embeds
+from bot.app import replies as messages
+from bot.app.access import RateLimited
+from bot.app.failures import report_interaction_error
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
 from paperbot.language import message_language

@@ -14,8 +14,8 @@ import discord
 from discord import app_commands
 
 from bot.app import embeds
-from bot.app import messages as bot_messages
-from bot.app.checks import admins_only, lookup_limited, rate_limited
+from bot.app import replies as bot_messages
+from bot.app.access import admins_only, lookup_limited, rate_limited
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
 from bot.app.views import Paging, Persistent, gone, new_key, pager_view

@@ -355,7 +355,7 @@ class FakeDiscord:
 
 def find_button(message: dict, label: str) -> dict | None:
     """The button labelled `label`, in English or in the translation the bot shows Chinese readers."""
-    from bot.app import messages
+    from bot.app import replies as messages
 
     names = {label} | {messages.ZH[k] for k, v in vars(messages).items()
                        if k.endswith("_LABEL") and v == label and k in messages.ZH}

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.harness import Harness
 from bot.terminal import message_buttons as buttons
 from paperbot import messages

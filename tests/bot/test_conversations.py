@@ -12,7 +12,7 @@ import discord
 import pytest
 
 from bot.app import conversation
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.app.conversation import turn_of
 from bot.chat import run_repl
 from bot.harness import CHANNEL_ID, Harness

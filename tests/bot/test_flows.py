@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from bot.app import client
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.harness import ADMIN_ROLE_ID, GUILD_ID, MANAGE_GUILD, Harness
 from bot.terminal import message_buttons as buttons
 from paperbot import messages

@@ -9,7 +9,7 @@ import pytest
 
 from bot.chat import run_repl
 from bot.harness import Harness
-from bot.text import without_llm_prefix
+from bot.display import without_llm_prefix
 from paperbot import messages
 from tests.conftest import make_settings
 from tests.llm_server import Endpoint, Reply
@@ -109,8 +109,8 @@ def test_chat_nollm_prefix_answers_without_the_llm(library, tmp_path, endpoint):
 async def test_commands_are_translated_into_chinese(make_bot):
     import discord
 
-    from bot.app import messages as bot_messages
-    from bot.app.translate import PaperTranslator
+    from bot.app import replies as bot_messages
+    from bot.app.command_names import PaperTranslator
 
     bot = make_bot()
     translator = PaperTranslator()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import shapes
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.app.commands import RELATED_MAX_BYTES
 from bot.harness import Harness, Upload
 from paperbot import messages

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from bot.app import client
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.app.embeds import escape
 from bot.harness import BOT_ROLE_ID, CHANNEL_ID, Harness
-from bot.text import duration
+from bot.display import duration
 from paperbot import messages
 from paperbot.text import clean_question
 from tests.bot.limits import assert_calls_ok, visible_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 import pytest
 
-from bot.app import messages
+from bot.app import replies as messages
 from bot.app.guard import token_problem
 from bot.cli import main
 from tests.conftest import seed_store

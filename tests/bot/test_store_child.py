@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.app.client import PaperBot
 from bot.app.lifecycle import Heartbeat
 from bot.harness import Harness

@@ -224,7 +224,7 @@ async def test_digests_are_rate_limited_per_watch_and_queued_papers_come_next(ma
 def test_the_week_commands_have_chinese_names_and_descriptions(make_bot):
     from discord import app_commands
 
-    from bot.app import messages as bot_messages
+    from bot.app import replies as bot_messages
     from bot.app.week import COMMANDS
 
     missing = []

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.app.client import PaperBot
 from bot.harness import Harness
 from bot.runtime import Services

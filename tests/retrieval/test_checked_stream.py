@@ -22,10 +22,10 @@ import pytest
 
 from benchmarks.llm_grounding import load_answers
 from bot import cli
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 from bot.chat import run_repl
 from bot.harness import Harness
-from bot.text import answer_footer
+from bot.display import answer_footer
 from paperbot import messages
 from retrieval.checks import ReplyCheck
 from retrieval.grounding import HEDGE_MARK

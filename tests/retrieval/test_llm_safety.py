@@ -14,7 +14,7 @@ import pytest
 from bot import cli
 from bot.app import embeds
 from bot.terminal import render_answer_text
-from bot.text import answer_footer
+from bot.display import answer_footer
 from paperbot import messages
 from paperbot.logs import RedactSecrets, redact
 from paperbot.settings import LLMSettings, Secret, Settings

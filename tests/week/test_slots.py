@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks import shapes
 from bot.app import embeds
-from bot.text import slot_line
+from bot.display import slot_line
 from ingest.parse import parse_file
 from paperbot.errors import InputError
 from paperbot.records import Slot

@@ -9,7 +9,7 @@ from __future__ import annotations
 import discord
 from discord import app_commands
 
-from bot.app import messages as bot_messages
+from bot.app import replies as bot_messages
 
 CATALOGUES = {discord.Locale.chinese: bot_messages.COMMANDS_ZH, discord.Locale.taiwan_chinese: bot_messages.COMMANDS_ZH}
 

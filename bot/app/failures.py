@@ -8,8 +8,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.app import messages as bot_messages
-from bot.app.checks import Refusal
+from bot.app import replies as bot_messages
+from bot.app.access import Refusal
 from bot.app.embeds import text_pages
 from bot.app.sending import reply, respond
 from paperbot import messages

@@ -122,7 +122,7 @@ DISCORD_UNREACHABLE = ("paperbot: cannot reach Discord ({reason}); check this ma
                        "(a container needs a network other than none), then start it again.")
 
 # Slash commands in Chinese (Discord shows them to clients set to zh-CN or zh-TW), keyed by the English text
-# of each command name, description, option name and option description (bot/app/translate.py).
+# of each command name, description, option name and option description (bot/app/command_names.py).
 COMMANDS_ZH = {
     "ask": "提问",
     "Ask a question; the answer quotes the abstracts it relies on.": "提问；回答会引用它所依据的摘要原文。",

@@ -7,7 +7,7 @@ import math
 import discord
 from discord import app_commands
 
-from bot.app import messages
+from bot.app import replies as messages
 from bot.app.embeds import escape
 from bot.app.guard import guild_allowed, is_admin
 from bot.app.seam import bot_of
