@@ -78,20 +78,25 @@ def test_a_served_store_writes_what_an_in_process_store_reads_back():
         assert sorted(again.get_embeddings(ids[:3])) == ids[:3]
 
 
-def test_the_child_stops_when_the_bot_is_killed():
-    path = Path(Settings.from_env().store.path)
-    opener = subprocess.Popen([sys.executable, "-c", OPENER, str(path)], cwd=REPO, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _kill_after_first_line(script: str, path: Path) -> str:
+    """Run `script` over the store at `path`, wait for the first line it prints, then SIGKILL it: that line."""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)], cwd=REPO, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        line = opener.stdout.readline().strip()
-        assert line.isdigit(), opener.stderr.read()
-        child = int(line)
-        opener.send_signal(signal.SIGKILL)
-        opener.wait(10)
-        assert gone(child), "the child kept serving the store after the bot was killed"
+        line = proc.stdout.readline().strip()
+        assert line, proc.stderr.read()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        return line
     finally:
-        if opener.poll() is None:
-            opener.kill()
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_the_child_stops_when_the_bot_is_killed():
+    line = _kill_after_first_line(OPENER, Path(Settings.from_env().store.path))
+    assert line.isdigit()
+    assert gone(int(line)), "the child kept serving the store after the bot was killed"
     with Store(Settings.from_env().store, "fake-model", 4) as store:  # the lock is free again
         assert store.count() == 0
 
@@ -174,17 +179,7 @@ sys.stdin.read()
 
 
 def test_an_embedded_store_killed_right_after_a_write_keeps_it():
-    path = Path(Settings.from_env().store.path)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], cwd=REPO, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        line = writer.stdout.readline().strip()
-        assert line == "written", writer.stderr.read()
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(10)
-    finally:
-        if writer.poll() is None:
-            writer.kill()
+    assert _kill_after_first_line(WRITER, Path(Settings.from_env().store.path)) == "written"
     with Store(Settings.from_env().store, "fake-model", 4) as store:
         assert store.count() == 300
 
