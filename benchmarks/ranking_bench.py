@@ -5,14 +5,17 @@ Sets (each over its own corpus, built once under --workdir as benchmarks/answer_
 * `neurips24-dev`: the answerable questions of benchmarks/data/neurips2024_questions.jsonl's dev split (a
   reader's, over the 800 real NeurIPS 2024 papers), per style: how, which, keyword, number, topic;
 * `keywords`: each of those 800 papers' own keyword list as the query, the paper its one relevant result;
-* `shared-dev`: ../shared/labelled/seed_questions.dev.jsonl over the bundled corpus.
+* `shared-dev`: ../shared/labelled/seed_questions.dev.jsonl over the bundled corpus;
+* `topics-dev`: benchmarks/data/neurips2024_topics.jsonl's dev split: topic questions a lab asks (how, which,
+  keyword), each with every relevant paper of the 800 graded 2 (directly about it) or 1 (partly), written by
+  a reader who had not seen the code.
 
 Methods: `hybrid` (what paperbot ranks by), `dense` and `lexical` (its two signals alone, `Retriever.rank`'s
 modes) and `bm25s` (the bm25s library over the same tokens of "title. abstract", one document per paper).
-Printed per set and style: MRR@10, nDCG@10 (binary gold) and gold@3 (a gold paper in the first three). The
-test split is never read: it is kept for the answers issue's report. SciFact is benchmarks/retrieval_bench.py.
+Printed per set and style: MRR@10, nDCG@10 (graded where the set grades, else binary), the first result
+relevant, and all of the first three relevant. Test splits are never read here. SciFact is benchmarks/retrieval_bench.py.
 
-    .venv/bin/python -m benchmarks.ranking_bench [--workdir DIR] [--sets neurips24-dev,keywords,shared-dev]
+    .venv/bin/python -m benchmarks.ranking_bench [--workdir DIR] [--sets neurips24-dev,keywords,shared-dev,topics-dev]
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from benchmarks.keyword_bench import build_bm25s
 from retrieval.keyword import tokenize
 
 METHODS = ("hybrid", "dense", "lexical", "bm25s")
-SETS = ("neurips24-dev", "keywords", "shared-dev")
+SETS = ("neurips24-dev", "keywords", "shared-dev", "topics-dev")
+TOPICS = Path(__file__).resolve().parent / "data" / "neurips2024_topics.jsonl"
 
 
 def keyword_queries() -> list[dict]:
@@ -48,23 +52,37 @@ def keyword_queries() -> list[dict]:
     return items
 
 
-def scores(ranked: list[str], gold: set[str]) -> tuple[float, float, float]:
-    """(reciprocal rank within 10, nDCG@10 with binary gains, a gold paper in the first 3)."""
+def topic_queries(split: str) -> list[dict]:
+    """The topic set's questions of `split`, each with its graded relevant papers."""
+    items = []
+    for line in TOPICS.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            if d["split"] == split:
+                items.append({"q": d["q"], "kind": d["style"], "gold": dict(d["relevant"])})
+    return items
+
+
+def scores(ranked: list[str], gold: dict[str, int]) -> tuple[float, float, float, float]:
+    """(reciprocal rank within 10, nDCG@10 with the graded gains, the first result relevant, the first three
+    all relevant)."""
     top = ranked[:10]
-    rr = next((1 / (i + 1) for i, pid in enumerate(top) if pid in gold), 0.0)
-    dcg = sum(1 / math.log2(i + 2) for i, pid in enumerate(top) if pid in gold)
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold), 10)))
-    return rr, dcg / ideal if ideal else 0.0, float(any(pid in gold for pid in top[:3]))
+    rr = next((1 / (i + 1) for i, pid in enumerate(top) if gold.get(pid, 0) > 0), 0.0)
+    dcg = sum(gold.get(pid, 0) / math.log2(i + 2) for i, pid in enumerate(top))
+    ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(gold.values(), reverse=True)[:10]))
+    first = float(bool(top) and gold.get(top[0], 0) > 0)
+    three = float(len(top) >= 3 and all(gold.get(pid, 0) > 0 for pid in top[:3]))
+    return rr, dcg / ideal if ideal else 0.0, first, three
 
 
-def run(lib, items: list[dict]) -> dict[str, dict[str, list[tuple[float, float, float]]]]:
+def run(lib, items: list[dict]) -> dict[str, dict[str, list[tuple[float, float, float, float]]]]:
     """Per method, per style: each question's scores."""
     papers = lib.papers()
     ids = [p.paper_id for p in papers]
     index, vocab = build_bm25s([f"{p.title or p.label}. {p.abstract}" for p in papers])
-    out: dict[str, dict[str, list[tuple[float, float, float]]]] = {m: defaultdict(list) for m in METHODS}
+    out: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {m: defaultdict(list) for m in METHODS}
     for item in items:
-        gold = set(item["gold"])
+        gold = item["gold"] if isinstance(item["gold"], dict) else {pid: 1 for pid in item["gold"]}
         vector = lib.embedder.encode([item["q"]])[0]
         for mode in ("hybrid", "dense", "lexical"):
             ranked = [r.paper_id for r in lib.retriever.rank(item["q"], depth=10, query_vector=vector, mode=mode)]
@@ -91,16 +109,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
         results = {}
-        if "neurips24-dev" in wanted or "keywords" in wanted:
+        if {"neurips24-dev", "keywords", "topics-dev"} & set(wanted):
             with library_for(workdir, "neurips24") as lib:
                 if "neurips24-dev" in wanted:
                     results["neurips24-dev"] = run(lib, [i for i in neurips(lib, "dev") if i["gold"]])
                 if "keywords" in wanted:
                     results["keywords"] = run(lib, keyword_queries())
+                if "topics-dev" in wanted:
+                    results["topics-dev"] = run(lib, topic_queries("dev"))
         if "shared-dev" in wanted:
             with library_for(workdir, "bundled") as lib:
                 results["shared-dev"] = run(lib, [{**i, "kind": "all"} for i in shared_dev(lib)])
-    print(f"{'set / style':<22} {'n':>4}  " + "  ".join(f"{m + ' MRR/nDCG/@3':>24}" for m in METHODS))
+    print("per method: MRR@10 / nDCG@10 / first relevant / first three all relevant")
+    print(f"{'set / style':<22} {'n':>4}  " + "  ".join(f"{m:>31}" for m in METHODS))
     for name in wanted:
         by_method = results[name]
         styles = sorted(by_method["hybrid"])
@@ -108,10 +129,10 @@ def main() -> int:
             n = sum(len(by_method["hybrid"][k]) for k in kinds)
             cells = []
             for m in METHODS:
-                values = np.array([s for k in kinds for s in by_method[m][k]]).reshape(-1, 3)
-                mrr, ndcg, at3 = values.mean(axis=0) if len(values) else (0.0, 0.0, 0.0)
-                cells.append(f"{mrr:.3f} / {ndcg:.3f} / {100 * at3:4.1f}%")
-            print(f"{label:<22} {n:>4}  " + "  ".join(f"{c:>24}" for c in cells))
+                values = np.array([s for k in kinds for s in by_method[m][k]]).reshape(-1, 4)
+                mrr, ndcg, first, three = values.mean(axis=0) if len(values) else (0.0, 0.0, 0.0, 0.0)
+                cells.append(f"{mrr:.3f} / {ndcg:.3f} / {100 * first:5.1f}% / {100 * three:5.1f}%")
+            print(f"{label:<22} {n:>4}  " + "  ".join(f"{c:>31}" for c in cells))
     return 0
 
 
