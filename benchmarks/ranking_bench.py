@@ -4,7 +4,7 @@ Sets (each over its own corpus, built once under --workdir as benchmarks/answer_
 
 * `neurips24-dev`: the answerable questions of benchmarks/data/neurips2024_questions.jsonl's dev split (a
   reader's, over the 800 real NeurIPS 2024 papers), per style: how, which, keyword, number, topic;
-* `keywords`: each of those 800 papers' own keyword list as the query, the paper its one relevant result;
+* `keywords`: each stored paper's own keyword list as the query, the paper its one relevant result;
 * `shared-dev`: ../shared/labelled/seed_questions.dev.jsonl over the bundled corpus;
 * `topics-dev`: benchmarks/data/neurips2024_topics.jsonl's dev split: topic questions a lab asks (how, which,
   keyword), each with every relevant paper of the 800 graded 2 (directly about it) or 1 (partly), written by
@@ -40,14 +40,15 @@ SETS = ("neurips24-dev", "keywords", "shared-dev", "topics-dev")
 TOPICS = Path(__file__).resolve().parent / "data" / "neurips2024_topics.jsonl"
 
 
-def keyword_queries() -> list[dict]:
-    """Each labelled paper's own keywords, joined, as a query whose one relevant paper is that paper."""
+def keyword_queries(stored: set[str]) -> list[dict]:
+    """Each stored labelled paper's own keywords, joined, as a query whose one relevant paper is that paper
+    (papers the store leaves out, withdrawn or rejected, have none to find)."""
     items = []
     for path in sorted((LABELLED / "neurips2024_papers").glob("*.json")):
         d = json.loads(path.read_text(encoding="utf-8"))
         raw = d.get("keywords") or "[]"
         words = ast.literal_eval(raw) if isinstance(raw, str) else raw
-        if words:
+        if words and d["id"] in stored:
             items.append({"q": ", ".join(words), "kind": "keywords", "gold": [d["id"]]})
     return items
 
@@ -114,7 +115,7 @@ def main() -> int:
                 if "neurips24-dev" in wanted:
                     results["neurips24-dev"] = run(lib, [i for i in neurips(lib, "dev") if i["gold"]])
                 if "keywords" in wanted:
-                    results["keywords"] = run(lib, keyword_queries())
+                    results["keywords"] = run(lib, keyword_queries({p.paper_id for p in lib.papers()}))
                 if "topics-dev" in wanted:
                     results["topics-dev"] = run(lib, topic_queries("dev"))
         if "shared-dev" in wanted:
