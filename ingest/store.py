@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 RESTART_WAITS = (0.2, 1.0, 5.0, 15.0, 60.0)
 PREVIOUS_LOG = LOG_NAME.replace(".log", ".previous.log")  # the dead child's output, kept beside the new one's
 
+LOG_CHANGE_ATTEMPTS = 3  # tries to shorten an older store's write log (see Store._keep_log_short)
 LOCK_NAME = "paperbot.lock"
 # The stored layout: 1, each chunk's fields as separate metadata keys and its text as the Chroma document;
 # 2, chunks may hold their fields and text as one JSON record (paperbot.records.chunk_metadata). Every write
@@ -225,15 +226,23 @@ class Store:
         hnsw = (getattr(col, "configuration", None) or {}).get("hnsw") or {}
         if hnsw.get("sync_threshold", LOG_ENTRIES) <= LOG_ENTRIES:
             return col
-        try:
-            col.modify(configuration={"hnsw": {"sync_threshold": LOG_ENTRIES,
-                                               "batch_size": min(hnsw.get("batch_size", LOG_ENTRIES), LOG_ENTRIES)}})
-            # Read back: the modified object's own copy of the configuration names Chroma's default embedding
-            # function, which it would then check on every write (what the store holds does not).
-            return self._client.get_collection(col.name, embedding_function=None)
-        except Exception:
-            log.debug("could not shorten the log of collection %r", col.name, exc_info=True)
-            return col
+        change = {"hnsw": {"sync_threshold": LOG_ENTRIES,
+                           "batch_size": min(hnsw.get("batch_size", LOG_ENTRIES), LOG_ENTRIES)}}
+        for attempt in range(LOG_CHANGE_ATTEMPTS):  # a busy SQLite file can refuse one change
+            try:
+                col.modify(configuration=change)
+                # Read back: the modified object's own copy of the configuration names Chroma's default
+                # embedding function, which it would then check on every write (what the store holds does not).
+                fresh = self._client.get_collection(col.name, embedding_function=None)
+                if ((fresh.configuration or {}).get("hnsw") or {}).get("sync_threshold") == LOG_ENTRIES:
+                    return fresh
+                log.debug("collection %r kept its log length after a change (attempt %d)", col.name, attempt + 1)
+            except Exception:
+                log.debug("could not shorten the log of collection %r (attempt %d)", col.name, attempt + 1,
+                          exc_info=True)
+            time.sleep(0.05 * (attempt + 1))
+        log.info("collection %r keeps Chroma's longer write log: its writes work, only slower", col.name)
+        return col
 
     def delete_collection(self, name: str) -> None:
         """Drop a collection of this store's Chroma (a companion collection of an older layout)."""
