@@ -388,8 +388,7 @@ class PaperBot(discord.Client):
             await asyncio.wait([reload], timeout=PAPERS_RELOAD_WAIT)
         return self._papers
 
-    @core(LOOKUP)
-    async def _reload_papers(self) -> None:
+    async def _reload_papers(self) -> None:  # no lane: the lookups that wait for it hold theirs
         try:
             version = await asyncio.to_thread(self.library.content_version)
             if version != self._papers_version:
