@@ -289,3 +289,24 @@ def test_a_file_name_finds_one_module():
         if path.name != "__init__.py":
             seen.setdefault(path.name, []).append(module)
     assert not {name: mods for name, mods in seen.items() if len(mods) > 1}
+
+
+# Imports under `if TYPE_CHECKING:` that name a higher layer, and why: the seams name the types they pass.
+TYPE_ONLY_UPWARD = {
+    ("paperbot.protocols", "retrieval.filters"): "PaperLibrary.search takes Filters",
+    ("paperbot.protocols", "retrieval.llm"): "the LLM seam returns a Completion",
+    ("paperbot.protocols", "retrieval.types"): "PaperLibrary returns SearchResult",
+}
+
+
+def test_annotations_respect_the_layers_too_but_for_the_stated_seams():
+    """Imports for annotations only (TYPE_CHECKING) keep the layers as well, except those TYPE_ONLY_UPWARD names."""
+    modules = module_names(REPO, PACKAGES)
+    upward = set()
+    for module, path in modules.items():
+        for base, names, _ in imported_names(path, module, path.name == "__init__.py", skip_type_checking=False):
+            for target in [f"{base}.{n}" for n in names if f"{base}.{n}" in modules] or [base]:
+                known = _known_prefix(target, modules)
+                if known and layer_of(known) > layer_of(module):
+                    upward.add((module, known))
+    assert upward == set(TYPE_ONLY_UPWARD), sorted(upward ^ set(TYPE_ONLY_UPWARD))
