@@ -69,12 +69,12 @@ class StreamingPreview:
     """
 
     def __init__(self, question: str, interaction: discord.Interaction | None = None,
-                 message: discord.Message | None = None, interval: float = STREAM_INTERVAL) -> None:
+                 message: discord.Message | None = None, interval: float | None = None) -> None:
         self.question = question
         self.interaction = interaction
         self.message = message  # the message being answered (DM or mention)
         self.sent: discord.Message | None = None  # our preview reply, for messages
-        self.interval = interval
+        self.interval = STREAM_INTERVAL if interval is None else interval  # read when made: tests shorten it
         self.text = ""
         self._last_edit = 0.0
         self._task: asyncio.Task | None = None
