@@ -490,15 +490,21 @@ def check_llm(settings: Settings) -> Check:
 def check_users(settings: Settings) -> Check:
     from paperbot.userdata import inspect
 
-    path = settings.user_db_path
-    if not path.exists():
-        return Check("users file", True, f"{path} not created yet (the bot makes it when it starts)")
+    target = settings.user_db_target
+    name = "users database" if isinstance(target, str) else "users file"
+    if isinstance(target, Path) and not target.exists():
+        return Check(name, True, f"{target} not created yet (the bot makes it when it starts)")
     try:
-        found = inspect(path)
+        found = inspect(target)
     except PaperbotError as exc:
-        return Check("users file", False, str(exc), "restore it from a backup, or move it aside (saved papers "
-                     "and watches are lost) and restart the bot; PAPERBOT_USER_DB chooses another file")
-    return Check("users file", True, f"{path}: schema {found.version}, {found.users} users, {found.saved} saved "
+        fix = ("check that PostgreSQL runs and PAPERBOT_USER_DB's URL (user, password, host, database) is right"
+               if isinstance(target, str) else "restore it from a backup, or move it aside (saved papers and "
+               "watches are lost) and restart the bot; PAPERBOT_USER_DB chooses another file")
+        return Check(name, False, str(exc), fix)
+    if found.version < 1:
+        return Check(name, True, f"{found.where}: reachable, no paperbot tables yet (the bot makes them when it "
+                     f"starts; {found.journal})")
+    return Check(name, True, f"{found.where}: schema {found.version}, {found.users} users, {found.saved} saved "
                  f"papers, {found.watches} watches ({found.journal})")
 
 

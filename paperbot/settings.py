@@ -206,6 +206,7 @@ class Settings:
     log_level: str = "INFO"
     log_dir: Path | None = None  # default: cache_dir
     user_db: Path | None = None  # saved papers and watches; default: beside the store (see user_db_path)
+    user_db_url: Secret = Secret("")  # PAPERBOT_USER_DB=postgresql://…: one database for several bot processes
 
     @property
     def user_db_path(self) -> Path:
@@ -214,6 +215,11 @@ class Settings:
             return self.user_db
         folder = self.cache_dir if self.store.host else self.store.path.parent
         return folder / "paperbot-users.sqlite3"
+
+    @property
+    def user_db_target(self) -> Path | str:
+        """What paperbot.userdata.UserData opens: the PostgreSQL URL when one is set, else the SQLite file."""
+        return str(self.user_db_url) if self.user_db_url else self.user_db_path
     # `paperbot run` rewrites this file every heartbeat_interval seconds; `paperbot health` reads it (bot/health.py).
     heartbeat_file: Path | None = None  # default: log_dir (else cache_dir) / heartbeat.json
     heartbeat_interval: float = 5.0
@@ -282,6 +288,11 @@ class Settings:
         )
         if llm.enabled and not llm.model:
             raise ConfigError("LLM_MODEL", "is required when LLM_BASE_URL is set (e.g. LLM_MODEL=llama3.1:8b)")
+        users_raw = e.str("PAPERBOT_USER_DB")
+        users_url = users_raw if users_raw.startswith(("postgresql://", "postgres://")) else ""
+        if "://" in users_raw and not users_url:
+            raise ConfigError("PAPERBOT_USER_DB", "must be a file path or a postgresql:// URL, got another "
+                              f"scheme ({users_raw.split('://', 1)[0]}://)")
         corpus_raw = e.str("PAPERBOT_CORPUS")
         corpus = tuple(Path(p).expanduser() for p in corpus_raw.split(os.pathsep) if p) if corpus_raw else cls.corpus
         return cls(
@@ -293,7 +304,8 @@ class Settings:
             corpus=corpus,
             cache_dir=cache_dir,
             log_dir=e.path("PAPERBOT_LOG_DIR", cls.log_dir),
-            user_db=e.path("PAPERBOT_USER_DB", cls.user_db),
+            user_db=None if users_url else e.path("PAPERBOT_USER_DB", cls.user_db),
+            user_db_url=Secret(users_url),
             log_level=e.choice("PAPERBOT_LOG_LEVEL", cls.log_level, ("DEBUG", "INFO", "WARNING", "ERROR"), upper=True),
             heartbeat_file=e.path("PAPERBOT_HEARTBEAT_FILE", cls.heartbeat_file),
             heartbeat_interval=e.float("PAPERBOT_HEARTBEAT_INTERVAL", cls.heartbeat_interval, lo=0.1, hi=300.0),
@@ -464,7 +476,7 @@ class _Env:  # its readers are named after the types they return, so annotations
 
 
 # Name parts of the variables a child process never sees (one string: these are not settings of their own).
-_SECRET_PREFIXES = tuple("DISCORD_ LLM_ OPENAI_ CHROMA_AUTH PAPERBOT_DATABASE".split())
+_SECRET_PREFIXES = tuple("DISCORD_ LLM_ OPENAI_ CHROMA_AUTH PAPERBOT_DATABASE PAPERBOT_USER_DB".split())
 _SECRET_WORDS = tuple("TOKEN KEY SECRET PASSWORD PASSWD CREDENTIAL DSN".split())
 
 

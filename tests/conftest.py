@@ -45,6 +45,24 @@ def make_settings(tmp: Path, **env: str) -> Settings:
 
 
 @pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the session (tests/postgres.py); each test makes its own database on it."""
+    from tests.postgres import start_postgres
+
+    server = start_postgres()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def users_db(request, tmp_path) -> Path | str:
+    """Where the users' data lives, once for each database paperbot keeps it in: a SQLite file, a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return tmp_path / "users.sqlite3"
+    return request.getfixturevalue("postgres").new_database()
+
+
+@pytest.fixture(scope="session")
 def embedder():
     """The real bundled all-MiniLM-L6-v2, loaded once per test session."""
     from ingest.embed import Embedder

@@ -47,7 +47,7 @@ from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.text import clean_question
-from paperbot.userdata import UserData, Watch
+from paperbot.userdata import Claim, UserData, Watch
 from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
 from retrieval.plan import Plan, plan_for
@@ -134,7 +134,7 @@ class PaperBot(discord.Client):
         await self.tree.set_translator(PaperTranslator())  # command names and descriptions in Chinese too
         await self.papers()  # autocomplete answers from memory from the first keystroke
         if self._user_data is None:
-            self._user_data = await asyncio.to_thread(UserData, self.settings.user_db_path)
+            self._user_data = await asyncio.to_thread(UserData, self.settings.user_db_target)
         await self.watcher.catch_up()  # papers an ingest added while the bot was down are queued for watches
         if self.watch:
             self._watch_task = asyncio.get_running_loop().create_task(self.watcher.loop(), name="paperbot-watches")
@@ -157,6 +157,8 @@ class PaperBot(discord.Client):
             self._watch_task.cancel()
             self._watch_task = None
         await super().close()
+        if self._user_data is not None:
+            await asyncio.to_thread(self._user_data.close)
 
     def in_background(self, coro) -> asyncio.Task:
         """Run `coro` without waiting for it (kept referenced until it ends; errors are logged)."""
@@ -425,8 +427,12 @@ class PaperBot(discord.Client):
         return await asyncio.to_thread(self.user_data.queue, watch_id, matches)
 
     @core(LOOKUP)
-    async def due_digests(self, interval: float) -> list[tuple[Watch, list[tuple[str, float]]]]:
-        return await asyncio.to_thread(self.user_data.due, interval)
+    async def claim_digests(self, interval: float, limit: int) -> list[Claim]:
+        return await asyncio.to_thread(self.user_data.claim_due, interval, limit)
+
+    @core(LOOKUP)
+    async def release_digest(self, claim: Claim) -> None:
+        await asyncio.to_thread(self.user_data.release, claim)
 
     @core(LOOKUP)
     async def drop_pending(self, watch_id: int) -> None:

@@ -7,7 +7,9 @@ paper's version (paperbot/userdata.py), so an ingest while the bot was down is n
 
 A paper matches a watch by the /ask relevance rule (a relevant hit of the watch's topic). Each digest holds at
 most `per_digest` papers, best first; a watch gets at most one digest per `interval` seconds (papers found
-in between wait for the next one), and never the same paper twice. Digests never ping anyone.
+in between wait for the next one), and never the same paper twice. Digests never ping anyone. A due digest is
+claimed in the users database before it is sent, so that of several bot processes sharing one database (shards,
+`PAPERBOT_USER_DB=postgresql://…`) one sends it; one that could not be sent is released and tried again.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from paperbot.language import message_language
 from paperbot.records import Paper
 
 if TYPE_CHECKING:
-    from paperbot.userdata import Watch
+    from paperbot.userdata import Claim, Watch
     from retrieval.types import SearchResult
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,8 @@ class WatcherHost(Protocol):
     async def changed_papers(self, papers: list[Paper], version: Callable[[Paper], str]) -> list[str] | None: ...
     async def all_watches(self) -> list[Watch]: ...
     async def queue_matches(self, watch_id: int, matches: dict[str, float]) -> int: ...
-    async def due_digests(self, interval: float) -> list[tuple[Watch, list[tuple[str, float]]]]: ...
+    async def claim_digests(self, interval: float, limit: int) -> list[Claim]: ...
+    async def release_digest(self, claim: Claim) -> None: ...
     async def drop_pending(self, watch_id: int) -> None: ...
     async def mark_sent(self, watch_id: int, paper_ids: list[str]) -> None: ...
     def get_channel(self, id: int, /) -> object: ...
@@ -102,21 +105,25 @@ class Watcher:
 
     async def _send_due(self) -> int:
         bot = self.bot
-        due = await bot.due_digests(self.interval)
-        if not due:
+        # Claimed in the users database: of several bot processes (shards), one sends each digest.
+        claims = await bot.claim_digests(self.interval, DIGESTS_PER_RUN)
+        if not claims:
             return 0
         # The store as it is now (the bot's cached list may be seconds behind another process's ingest).
         by_id = {p.paper_id: p for p in await bot.store_papers()}
         sent = 0
-        for watch, pending in due[:DIGESTS_PER_RUN]:
-            found = [by_id[pid] for pid, _ in pending if pid in by_id]
+        for claim in claims:
+            watch = claim.watch
+            found = [by_id[pid] for pid, _ in claim.pending if pid in by_id]
             papers = found[: self.per_digest]
             if not papers:  # every queued paper has left the store since
                 await bot.drop_pending(watch.id)
+                await bot.release_digest(claim)
                 continue
             pages = embeds.digest_pages(watch.id, watch.topic, papers, len(found) - len(papers),
                                         message_language(watch.topic))
             if not await self._deliver(watch.user_id, watch.channel_id, pages):
+                await bot.release_digest(claim)
                 continue
             sent += 1
             self.sent.append((watch.id, [p.paper_id for p in papers]))

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 UNLANED = {
     "__init__": "builds the bot; nothing is called yet",
     "setup_hook": "opens the users file once, before any interaction is handled",
+    "close": "closes the users database's connections after the answers drained: nothing waits behind it",
     "reindex_running": "reads whether an ingest holds the library's lock: no store call",
     "_reload_papers": "the background refresh `papers` callers wait for while holding their lookup slot: in the "
                       "lookup lane it would wait behind them",
