@@ -41,7 +41,7 @@ from paperbot import messages
 from paperbot.errors import ConfigError, InputError, PaperbotError
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
-from paperbot.settings import Settings, load_env_file
+from paperbot.settings import Settings, load_env_file, shard_plan, url_passwords
 from paperbot.text import readable
 from retrieval.filters import Filters, no_match_notice
 from retrieval.qa import answer_question
@@ -107,7 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--limit", type=int, default=None, help="use only the first N queries")
 
     sub.add_parser("chat", help="ask questions in the terminal, answered as the bot would")
-    sub.add_parser("run", help="start the Discord bot")
+    s = sub.add_parser("run", help="start the Discord bot")
+    s.add_argument("--shards", default=None, metavar="{auto,N}",
+                   help="shard the bot (discord.py's AutoShardedClient): auto takes Discord's recommended count, N "
+                        "splits the servers into N shards (default DISCORD_SHARDS; unset: no sharding)")
+    s.add_argument("--shard-ids", default=None, metavar="0,1,…",
+                   help="the shards this process runs, of --shards N (default DISCORD_SHARD_IDS; unset: all); "
+                        "run one process per group, sharing CHROMA_HOST and PAPERBOT_USER_DB")
     sub.add_parser("doctor", help="check configuration, model, store, index, LLM and token")
     sub.add_parser("health", help="exit 0 if the running bot's heartbeat is fresh and it is connected, else 1")
     return p
@@ -166,7 +172,8 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Path:
     root.setLevel(logging.DEBUG)
     for h in list(root.handlers):
         root.removeHandler(h)
-    redact = RedactSecrets([settings.discord.token, settings.llm.api_key, settings.store.auth_token])
+    redact = RedactSecrets([settings.discord.token, settings.llm.api_key, settings.store.auth_token,
+                            *url_passwords(settings.user_db_url)])
     logdir = settings.log_dir or settings.cache_dir
     logfile = logdir / "paperbot.log"
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -392,6 +399,13 @@ def cmd_chat(args, settings: Settings) -> int:
 def cmd_run(args, settings: Settings) -> int:
     from bot.app.lifecycle import run_bot
 
+    if args.shards is not None or args.shard_ids is not None:
+        ds = settings.discord
+        shards = args.shards if args.shards is not None else ("auto" if ds.sharded and ds.shard_count is None
+                                                              else str(ds.shard_count or ""))
+        ids = args.shard_ids if args.shard_ids is not None else ",".join(map(str, ds.shard_ids))
+        sharded, count, shard_ids = shard_plan(shards, ids, ("--shards", "--shard-ids"))
+        settings = replace(settings, discord=replace(ds, sharded=sharded, shard_count=count, shard_ids=shard_ids))
     return run_bot(settings)
 
 

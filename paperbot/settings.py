@@ -148,6 +148,40 @@ class DiscordSettings:
     rate_window: float = 60.0
     max_concurrency: int = 4
     guild_allowlist: frozenset[int] = frozenset()
+    # Sharding (discord.py's AutoShardedClient): off by default; DISCORD_SHARDS=auto takes Discord's recommended
+    # count, N splits the servers into N shards; DISCORD_SHARD_IDS says which of them this process runs (one
+    # process per group of shards, all sharing one store and one users database).
+    sharded: bool = False
+    shard_count: int | None = None  # None with `sharded`: Discord's recommendation
+    shard_ids: tuple[int, ...] = ()  # () with a count: every shard, in this process
+
+
+MAX_SHARDS = 4096
+
+
+def shard_plan(shards: str, shard_ids: str, names: tuple[str, str] = ("DISCORD_SHARDS", "DISCORD_SHARD_IDS")
+               ) -> tuple[bool, int | None, tuple[int, ...]]:
+    """(sharded, shard count, this process's shard ids) from the two settings' text ("" / "auto" / N, and
+    "0,1"); a wrong value is a ConfigError naming the setting (or the command-line option in `names`)."""
+    shards = shards.strip().lower()
+    count: int | None = None
+    if shards and shards != "auto":
+        if not shards.isdigit() or not 1 <= int(shards) <= MAX_SHARDS:
+            raise ConfigError(names[0], f"must be auto or a whole number of shards from 1 to {MAX_SHARDS}, got "
+                              f"{shards!r}")
+        count = int(shards)
+    ids: tuple[int, ...] = ()
+    if shard_ids.strip():
+        parts = [x for x in re.split(r"[,\s]+", shard_ids.strip()) if x]
+        if not all(x.isdigit() for x in parts):
+            raise ConfigError(names[1], f"must be a comma-separated list of shard numbers, got {shard_ids!r}")
+        ids = tuple(sorted({int(x) for x in parts}))
+        if count is None:
+            raise ConfigError(names[1], f"needs the total number of shards ({names[0]}=N), so that every process "
+                              "splits the servers the same way")
+        if ids[-1] >= count:
+            raise ConfigError(names[1], f"shard numbers run from 0 to {count - 1} with {count} shards, got {ids[-1]}")
+    return bool(shards), count, ids
 
 
 @dataclass(frozen=True)
@@ -260,6 +294,7 @@ class Settings:
             llm_min_confidence=e.float("RETRIEVAL_LLM_MIN_CONFIDENCE", RetrievalSettings.llm_min_confidence,
                                        lo=0.0, hi=1.0),
         )
+        sharded, shard_count, shard_ids = shard_plan(e.str("DISCORD_SHARDS"), e.str("DISCORD_SHARD_IDS"))
         discord = DiscordSettings(
             token=Secret(e.str("DISCORD_TOKEN") or DiscordSettings.token),
             guild_id=e.int("DISCORD_GUILD_ID", DiscordSettings.guild_id, lo=1, hi=MAX_SNOWFLAKE),
@@ -268,6 +303,7 @@ class Settings:
             rate_window=e.float("DISCORD_RATE_WINDOW", DiscordSettings.rate_window, lo=1.0, hi=MAX_PERIOD),
             max_concurrency=e.int("DISCORD_MAX_CONCURRENCY", DiscordSettings.max_concurrency, lo=1, hi=64),
             guild_allowlist=e.int_set("DISCORD_GUILD_ALLOWLIST", DiscordSettings.guild_allowlist),
+            sharded=sharded, shard_count=shard_count, shard_ids=shard_ids,
         )
         base_url = e.first_str("LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
         if base_url:
@@ -478,6 +514,17 @@ class _Env:  # its readers are named after the types they return, so annotations
 # Name parts of the variables a child process never sees (one string: these are not settings of their own).
 _SECRET_PREFIXES = tuple("DISCORD_ LLM_ OPENAI_ CHROMA_AUTH PAPERBOT_DATABASE PAPERBOT_USER_DB".split())
 _SECRET_WORDS = tuple("TOKEN KEY SECRET PASSWORD PASSWD CREDENTIAL DSN".split())
+
+
+def url_passwords(url: str) -> list[str]:
+    """The password a URL holds (postgresql://user:password@host/db), for the log's redaction; [] for none."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password if url else None
+    except ValueError:
+        return []
+    return [password, unquote(password)] if password else []
 
 
 def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -18,9 +18,12 @@ from paperbot.settings import (
     RetrievalSettings,
     Settings,
     StoreSettings,
+    child_environment,
     default_cache_dir,
     default_data_dir,
+    url_passwords,
 )
+from paperbot.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 # OpenAI-style aliases of LLM_BASE_URL and LLM_API_KEY: named in the example's comments, not given lines of their own.
@@ -269,3 +272,32 @@ def test_store_settings_cross_to_a_child_process_and_back_whole():
                             collection="neurips", timeout=3.5, child=False)):
         wire = json.loads(json.dumps(s.to_wire()))
         assert StoreSettings.from_wire(wire) == s
+
+
+def test_shards_and_shard_ids_are_read_and_checked():
+    assert _shards({}) == (False, None, ())
+    assert _shards({"DISCORD_SHARDS": "auto"}) == (True, None, ())
+    assert _shards({"DISCORD_SHARDS": "4", "DISCORD_SHARD_IDS": "3, 1,1"}) == (True, 4, (1, 3))
+    for env, problem in [({"DISCORD_SHARDS": "0"}, "DISCORD_SHARDS: must be auto or a whole number"),
+                         ({"DISCORD_SHARD_IDS": "0"}, "DISCORD_SHARD_IDS: needs the total number of shards"),
+                         ({"DISCORD_SHARDS": "2", "DISCORD_SHARD_IDS": "-1"}, "DISCORD_SHARD_IDS: must be a comma"),
+                         ({"DISCORD_SHARDS": "2", "DISCORD_SHARD_IDS": "5"}, "from 0 to 1 with 2 shards, got 5")]:
+        with pytest.raises(ConfigError, match=re.escape(problem)):
+            Settings.from_env(env)
+
+
+def _shards(env: dict[str, str]) -> tuple:
+    d = Settings.from_env(env).discord
+    return d.sharded, d.shard_count, d.shard_ids
+
+
+def test_a_postgresql_users_database_is_a_secret_url_and_other_schemes_are_refused(tmp_path):
+    url = "postgresql://bot:s3cr3t-pw@db:5432/paperbot"
+    s = Settings.from_env({"PAPERBOT_USER_DB": url, "CHROMA_PATH": str(tmp_path)})
+    assert s.user_db_target == url and s.user_db is None
+    assert "s3cr3t-pw" not in repr(s)
+    assert url_passwords(url) == ["s3cr3t-pw", "s3cr3t-pw"] and url_passwords("postgresql://db/x") == []
+    assert "PAPERBOT_USER_DB" not in child_environment({"PAPERBOT_USER_DB": url, "HOME": "/h"})
+    assert Settings.from_env({"PAPERBOT_USER_DB": str(tmp_path / "u.db")}).user_db_target == tmp_path / "u.db"
+    with pytest.raises(ConfigError, match=re.escape("PAPERBOT_USER_DB: must be a file path or a postgresql:// URL")):
+        Settings.from_env({"PAPERBOT_USER_DB": "mysql://db/x"})

@@ -93,7 +93,11 @@ class PaperBot(discord.Client):
         logging.getLogger("discord.client").addFilter(_NO_VOICE)  # same object: added once
         # Default intents: guilds, guild messages, DMs. Mentions and DMs carry their text without the
         # privileged message-content intent.
-        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS)
+        ds = services.settings.discord
+        shards: dict = {}
+        if isinstance(self, discord.AutoShardedClient):  # ShardedPaperBot: the shards the settings name
+            shards = {"shard_count": ds.shard_count, "shard_ids": list(ds.shard_ids) or None}
+        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS, **shards)
         self.services = services
         self.settings = services.settings
         self.library = services.library
@@ -138,8 +142,8 @@ class PaperBot(discord.Client):
         await self.watcher.catch_up()  # papers an ingest added while the bot was down are queued for watches
         if self.watch:
             self._watch_task = asyncio.get_running_loop().create_task(self.watcher.loop(), name="paperbot-watches")
-        if self.sync_commands:
-            await self._sync_commands()
+        if self.sync_commands and (not self.settings.discord.shard_ids or 0 in self.settings.discord.shard_ids):
+            await self._sync_commands()  # once per deployment: by the process that runs shard 0
 
     async def _sync_commands(self) -> None:
         guild_id = self.settings.discord.guild_id
@@ -173,7 +177,11 @@ class PaperBot(discord.Client):
             log.error("background task failed", exc_info=task.exception())
 
     async def on_ready(self) -> None:
-        log.info("logged in as %s (%s) in %d servers", self.user, getattr(self.user, "id", "?"), len(self.guilds))
+        shards = ""
+        if isinstance(self, discord.AutoShardedClient):
+            shards = f", shards {sorted(self.shards)} of {self.shard_count}"
+        log.info("logged in as %s (%s) in %d servers%s", self.user, getattr(self.user, "id", "?"), len(self.guilds),
+                 shards)
 
     async def on_guild_join(self, guild: discord.Guild) -> None:
         if not guild_allowed(guild.id, self.settings.discord.guild_allowlist):
@@ -554,6 +562,18 @@ class PaperBot(discord.Client):
             await report_message_error(message, error, f"event {event_method}", self.permission_warnings)
         else:
             log.error("unexpected error in event %s", event_method, exc_info=error)
+
+
+class ShardedPaperBot(PaperBot, discord.AutoShardedClient):
+    """PaperBot over discord.py's AutoShardedClient: the shards DISCORD_SHARDS / DISCORD_SHARD_IDS (or `paperbot run
+    --shards N --shard-ids …`) name, in this process. Several such processes share one Chroma server and one users
+    database; a server's interactions and messages always reach the process that runs its shard, DMs shard 0's."""
+
+
+def make_bot(services: Services, *, sync_commands: bool = False, watch: bool = False) -> PaperBot:
+    """The bot the settings ask for: sharded or not."""
+    cls = ShardedPaperBot if services.settings.discord.sharded else PaperBot
+    return cls(services, sync_commands=sync_commands, watch=watch)
 
 
 async def refuse_while_stopping(interaction: discord.Interaction) -> None:

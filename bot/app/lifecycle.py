@@ -126,6 +126,11 @@ class Heartbeat:
             return "stopping"
         if bot is None or not bot.is_ready():
             return "starting"
+        import discord  # loaded already: the bot is a discord.Client
+
+        if isinstance(bot, discord.AutoShardedClient):  # a websocket per shard: connected when all of them are
+            shards = list(bot.shards.values())
+            return "connected" if shards and not any(s.is_closed() for s in shards) else "disconnected"
         ws = bot.ws
         return "connected" if ws is not None and ws.open else "disconnected"
 
@@ -186,7 +191,7 @@ async def drain(shutdown: Shutdown, grace: float = SHUTDOWN_GRACE) -> tuple[int,
 async def serve(settings: Settings, connect: Callable[[PaperBot], Coroutine[Any, Any, object]], *,
                 sync_commands: bool = True, watch: bool = True) -> int:
     """Open the services, run the bot until `connect(bot)` ends or a stop signal arrives; then stop cleanly."""
-    from bot.app.client import PaperBot
+    from bot.app.client import make_bot
     from bot.runtime import open_services
 
     loop = asyncio.get_running_loop()
@@ -202,7 +207,7 @@ async def serve(settings: Settings, connect: Callable[[PaperBot], Coroutine[Any,
             if shutdown.requested.is_set():
                 log.info("stopped during start-up")
                 return EXIT_OK
-            bot = PaperBot(services, sync_commands=sync_commands, watch=watch)
+            bot = make_bot(services, sync_commands=sync_commands, watch=watch)
             heartbeat.bot = bot
             async with bot:
                 connection = asyncio.create_task(connect(bot), name="paperbot-connection")

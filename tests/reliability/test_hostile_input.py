@@ -184,6 +184,9 @@ INVALID = {
     "DISCORD_RATE_WINDOW": ("0.5", "between 1.0 and 86400.0"),
     "DISCORD_MAX_CONCURRENCY": ("65", "between 1 and 64"),
     "DISCORD_GUILD_ALLOWLIST": ("lab, 12", "comma-separated list of server ids"),
+    "DISCORD_SHARDS": ("two", "auto or a whole number of shards"),
+    "DISCORD_SHARD_IDS": ("0", "needs the total number of shards"),
+    "PAPERBOT_USER_DB": ("mysql://db/users", "a file path or a postgresql:// URL"),
     "LLM_BASE_URL": ("localhost:11434", "http(s) URL"),
     "LLM_MODEL": ("", "required when LLM_BASE_URL is set"),
     "LLM_CONNECT_TIMEOUT": ("0", "between 0.1 and 600.0"),
@@ -199,7 +202,7 @@ INVALID = {
     "PAPERBOT_HEARTBEAT_INTERVAL": ("0", "between 0.1 and 300.0"),
 }
 # Free-form variables: any value is valid (paths, names, secrets).
-FREE_FORM = {"CHROMA_PATH", "PAPERBOT_ENV_FILE", "PAPERBOT_HEARTBEAT_FILE", "PAPERBOT_USER_DB", "CHROMA_AUTH_TOKEN", "EMBEDDING_MODEL", "DISCORD_TOKEN",
+FREE_FORM = {"CHROMA_PATH", "PAPERBOT_ENV_FILE", "PAPERBOT_HEARTBEAT_FILE", "CHROMA_AUTH_TOKEN", "EMBEDDING_MODEL", "DISCORD_TOKEN",
              "DISCORD_ADMIN_ROLE", "LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
              "PAPERBOT_CORPUS", "PAPERBOT_CACHE_DIR", "PAPERBOT_LOG_DIR", "EMBEDDING_CACHE_DIR"}
 
