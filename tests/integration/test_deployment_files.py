@@ -107,3 +107,24 @@ def test_image_health_reads_the_heartbeat_and_the_run_stage_has_no_torch_by_defa
     runs = " ".join(a for op, a in dockerfile if op == "RUN")
     assert "prune_venv.py torch sentence-transformers" in runs
     assert not (REPO / "Dockerfile").read_text(encoding="utf-8").startswith("# syntax=")
+
+
+def test_the_shards_profile_runs_two_shards_on_one_chroma_and_one_postgresql(compose):
+    services = compose["services"]
+    shards = [services["bot-shard-0"], services["bot-shard-1"]]
+    postgres = services["postgres"]
+    assert all(s["profiles"] == ["shards"] for s in (*shards, postgres)) and "profiles" not in services["bot"]
+    assert [s["environment"]["DISCORD_SHARD_IDS"] for s in shards] == ["0", "1"]
+    assert {s["environment"]["DISCORD_SHARDS"] for s in shards} == {"2"}
+    [url] = {s["environment"]["PAPERBOT_USER_DB"] for s in shards}  # one database for both
+    password = "${PAPERBOT_PG_PASSWORD:-}"  # compose fills it in from .env, for the server and its clients alike
+    assert url == f"postgresql://paperbot:{password}@postgres:5432/paperbot"
+    assert postgres["environment"]["POSTGRES_PASSWORD"] == password
+    assert len({s["environment"]["PAPERBOT_LOG_DIR"] for s in shards}) == 2  # one log file per process
+    for s in shards:
+        assert s["environment"]["CHROMA_HOST"] == "chroma" and s["command"] == ["paperbot", "run"]
+        assert s["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert s["depends_on"]["ingest"]["condition"] == "service_completed_successfully"
+        assert s["init"] is True and s["env_file"] == [".env"]
+    assert postgres["volumes"][0].split(":")[0] in compose["volumes"]
+    assert "pg_isready" in postgres["healthcheck"]["test"]
