@@ -52,7 +52,7 @@ RUN pip install --no-deps . && pip check
 # The onnx image keeps the fp32 file its backend serves and drops the int8 one; then torch, sentence-transformers,
 # onnx (export only) and what only they need leave the virtualenv.
 ENV PAPERBOT_CACHE_DIR=/opt/paperbot-cache
-RUN EMBEDDING_BACKEND=onnx python -c "from ingest.embed import Embedder; e = Embedder(); assert e.encode(['ok']).shape == (1, e.dimension)" \
+RUN EMBEDDING_BACKEND=onnx python -c "from ingest.embed import Embedder; from paperbot.settings import EmbeddingSettings; e = Embedder(EmbeddingSettings.from_env()); assert e.encode(['ok']).shape == (1, e.dimension)" \
     && if [ "$EMBEDDING_BACKEND" != torch ]; then \
          rm /opt/paperbot-cache/onnx/*/model_qint8.onnx \
          && pip uninstall -y $(python scripts/prune_venv.py torch sentence-transformers onnx); \
@@ -90,7 +90,7 @@ COPY --chown=root:root docs /usr/share/doc/paperbot/docs
 # Fails the build unless the model loads from the export made above, without torch (there is none to export with)
 # and without writing (the cache is root's).
 USER 10001:10001
-RUN python -c "from ingest.embed import Embedder; e = Embedder(); assert e.encode(['ok']).shape == (1, e.dimension)"
+RUN python -c "from ingest.embed import Embedder; from paperbot.settings import EmbeddingSettings; e = Embedder(EmbeddingSettings.from_env()); assert e.encode(['ok']).shape == (1, e.dimension)"
 
 WORKDIR /home/paperbot
 VOLUME ["/data"]

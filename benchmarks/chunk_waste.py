@@ -21,7 +21,7 @@ from ingest.embed import Embedder
 from ingest.parse import parse_file
 from ingest.pipeline import load_papers, paper_chunks
 from paperbot.records import indexed_text
-from paperbot.settings import BUNDLED_CORPUS
+from paperbot.settings import BUNDLED_CORPUS, EmbeddingSettings
 
 
 def measure(name: str, papers, embedder: Embedder) -> None:
@@ -47,7 +47,7 @@ def main() -> int:
     ap.add_argument("--program-papers", type=int, default=500)
     ap.add_argument("--scifact", type=Path, default=SCIFACT)
     args = ap.parse_args()
-    embedder = Embedder()
+    embedder = Embedder(EmbeddingSettings.from_env())
     measure("bundled corpus", load_papers([BUNDLED_CORPUS]).papers, embedder)
     if (args.scifact / "corpus.jsonl").exists() and args.program_papers:
         import json

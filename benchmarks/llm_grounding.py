@@ -262,11 +262,12 @@ def check_passages(cases: list[dict], write: Path | None = None) -> int:
     from benchmarks.conference_bench import generate_program
     from benchmarks.scale_bench import sentence_pool
     from ingest.embed import Embedder
+    from paperbot.settings import EmbeddingSettings
     from paperbot.settings import Settings
     from retrieval.answer import citations_for
     from retrieval.library import Library
 
-    embedder = Embedder()
+    embedder = Embedder(EmbeddingSettings.from_env())
     changed = 0
     rebuilt: dict[str, list] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -373,8 +374,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from ingest.embed import Embedder
+    from paperbot.settings import EmbeddingSettings
 
-    embed = CachedEncoder(Embedder())
+    embed = CachedEncoder(Embedder(EmbeddingSettings.from_env()))
 
     sets = {"recorded": load_recorded(), "scripted": load_scripted()}
     sets["all"] = sets["recorded"] + sets["scripted"]

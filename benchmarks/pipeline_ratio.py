@@ -28,7 +28,7 @@ from ingest.embed import Embedder
 from ingest.parse import parse_file
 from ingest.pipeline import paper_chunks
 from paperbot.records import indexed_text
-from paperbot.settings import Settings
+from paperbot.settings import EmbeddingSettings, Settings
 from retrieval.library import Library
 
 
@@ -49,7 +49,7 @@ def main() -> int:
 
             program = Path(tmp) / "program.json"
             program.write_text(json.dumps(generate_program(args.papers, sentence_pool(args.scifact), seed=7)))
-        embedder = Embedder()
+        embedder = Embedder(EmbeddingSettings.from_env())
         embedder.encode(["warm up"] * 8)
         papers = parse_file(program)
         texts = [indexed_text(p.title, text, p.keywords) for p in papers for _, text, *_ in paper_chunks(p, embedder)]

@@ -49,8 +49,9 @@ def previous_layout(paper: Paper, *, index: int, n_chunks: int, start: int, end:
 def layouts(papers: list[Paper]) -> dict[str, tuple[list[str], list[str | None], list[dict]]]:
     """Per layout: the rows' ids, documents and metadata."""
     from ingest.embed import Embedder
+    from paperbot.settings import EmbeddingSettings
 
-    embedder = Embedder()  # its tokenizer sizes the chunks
+    embedder = Embedder(EmbeddingSettings.from_env())  # its tokenizer sizes the chunks
     rows = [(p, row) for p in papers for row in paper_chunks(p, embedder)]
     counts = {p.paper_id: sum(q is p for q, _ in rows) for p in papers}
     ids = [row.chunk_id for _, row in rows]

@@ -38,7 +38,7 @@ from ingest import store as store_module
 from ingest.pipeline import batch_chunks
 from ingest.store import Store
 from paperbot.records import Paper
-from paperbot.settings import StoreSettings
+from paperbot.settings import EmbeddingSettings, StoreSettings
 
 CHROMA_DEFAULT = 1000  # Chroma's own sync_threshold
 BATCH = 64  # papers per embedded batch, as a bot's ingest writes them
@@ -48,7 +48,7 @@ def rows_of(papers: list[Paper], seed: int) -> list[tuple[list, np.ndarray, list
     """Per batch of BATCH papers: its chunk rows, their vectors and its sentence rows, as ingest writes them."""
     from ingest.embed import Embedder
 
-    embedder = Embedder()  # its tokenizer sizes the chunks
+    embedder = Embedder(EmbeddingSettings.from_env())  # its tokenizer sizes the chunks
     rng = np.random.default_rng(seed)
     out = []
     for i in range(0, len(papers), BATCH):

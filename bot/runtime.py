@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ingest.embed import Embedder
 from ingest.pipeline import Progress
+from ingest.store import Writes
 from paperbot.memory import settle_long_lived, steady_heap
 from paperbot.settings import Settings
 from retrieval import translate
@@ -39,8 +40,9 @@ class Services:
 
 @contextmanager
 def open_library(settings: Settings, embedder: Embedder | None = None) -> Iterator[Library]:
-    """The library for synchronous callers (ingest, search, eval); the store is closed on exit."""
-    library = Library(settings, embedder=embedder)
+    """The library for synchronous callers (ingest, search, eval), whose writes are the process's only work;
+    the store is closed on exit."""
+    library = Library(settings, embedder=embedder, writes=Writes.ALONE)
     try:
         yield library
     finally:

@@ -70,9 +70,9 @@ def declared_dimension(model: str) -> int | None:
 class Embedder:
     """Thread-safe, lazily loaded text → unit-vector encoder."""
 
-    def __init__(self, settings: EmbeddingSettings | None = None) -> None:
-        # No settings: EMBEDDING_* and PAPERBOT_CACHE_DIR from the environment, as a configured process reads them.
-        self.settings = settings or EmbeddingSettings.from_env()
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        # Passed in, never read here: a script without Settings uses EmbeddingSettings.from_env().
+        self.settings = settings
         # Pinned to the store: a collection built with one backend refuses the other.
         self.name = self.settings.pinned_name
         self._model: Encoder | None = None

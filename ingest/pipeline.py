@@ -12,7 +12,6 @@ list) has its stored metadata updated in place, without embedding anything.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -32,7 +31,7 @@ from ingest.parse import (
     with_abstract,
 )
 from ingest.sentence_rows import LegacySentences
-from ingest.store import Store
+from ingest.store import Store, Writes
 from paperbot.protocols import TextEmbedder, WordPieces
 from paperbot.records import (
     Paper,
@@ -53,7 +52,8 @@ CHUNK_FILL = 0.8
 # Papers embedded between two writes. The first batch is small, so progress and a write error show early; a
 # lone `paperbot ingest` then embeds larger batches: the model's batches are ordered by length over more texts,
 # and 500 papers ingested 0.96x the model's time in one batch against 0.91x in batches of 64 (docs/benchmarks.md,
-# "The ingest pipeline against the model alone"). A bot keeps small batches beside its event loop.
+# "The ingest pipeline against the model alone"). A serving process (ingest.store.Writes.SHARED) keeps small
+# batches beside its event loop.
 EMBED_BATCH_PAPERS = 64
 LONE_EMBED_BATCH_PAPERS = 512
 
@@ -491,7 +491,7 @@ def _write(changes: _Changes, store: Store, embedder: TextEmbedder, progress: Pr
     # embedded writes hold the GIL, and beside the model's threads on every core a write held it 3-5 times as
     # long, stalling a bot's event loop over 100 ms dozens of times in one /reindex, for no faster ingest on
     # two cores (docs/benchmarks.md, "The event loop during a /reindex").
-    for i, j in _batches(len(to_embed)):
+    for i, j in _batches(len(to_embed), store.writes):
         batch = to_embed[i:j]
         started = time.perf_counter()
         encoded = _encode(batch, embedder)
@@ -507,7 +507,7 @@ def _write(changes: _Changes, store: Store, embedder: TextEmbedder, progress: Pr
                  summary.embed_seconds, summary.write_seconds)
     if changes.backfill:
         log.info("computing snippet vectors for %d papers stored by an earlier version", len(changes.backfill))
-        for i, j in _batches(len(changes.backfill)):
+        for i, j in _batches(len(changes.backfill), store.writes):
             _store_batch(_encode(changes.backfill[i:j], embedder), store, write_chunks=False)
         summary.snippets_added = len(changes.backfill)
     if changes.relabel_ids:
@@ -521,11 +521,11 @@ def _write(changes: _Changes, store: Store, embedder: TextEmbedder, progress: Pr
     return total_chunks
 
 
-def _batches(n: int) -> Iterator[tuple[int, int]]:
+def _batches(n: int, writes: Writes) -> Iterator[tuple[int, int]]:
     """(start, end) of each batch of `n` papers to embed (see EMBED_BATCH_PAPERS)."""
     start = 0
     while start < n:
-        size = EMBED_BATCH_PAPERS if start == 0 or threading.active_count() > 1 else LONE_EMBED_BATCH_PAPERS
+        size = EMBED_BATCH_PAPERS if start == 0 or writes is Writes.SHARED else LONE_EMBED_BATCH_PAPERS
         yield start, min(n, start + size)
         start += size
 

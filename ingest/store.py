@@ -15,6 +15,7 @@ on every write, so keyword indexes in other processes know when to rebuild.
 
 from __future__ import annotations
 
+import enum
 import itertools
 import logging
 import threading
@@ -65,10 +66,10 @@ PAGE = 500
 # 29 keys; with the JSON record of records.chunk_metadata, none in two runs). But a call's cost
 # is mostly fixed: alone, 2,048 rows took 3.6 s in 32-row calls and 2.0 s in 128-row calls, and a lone
 # `paperbot ingest` writes each embedded batch (about 190 chunks) in one call (docs/benchmarks.md). So the
-# calls are small, and paused between, only when another thread may be waiting for the GIL.
+# calls are small, and paused between, only in a process that serves (Writes.SHARED).
 WRITE_BATCH = 256
-SHARED_WRITE_BATCH = 16  # rows per call when the process has other threads (a bot)
-WRITE_PAUSE = 0.01  # seconds between two write calls, when another thread may be waiting for the GIL
+SHARED_WRITE_BATCH = 16  # rows per call in a process that serves (a bot, `paperbot chat`)
+WRITE_PAUSE = 0.01  # seconds between two write calls there, so that its event loop gets the GIL
 # Log entries Chroma keeps per collection until it next saves the collection's vector index (its default is
 # 1,000). Every write call reads the whole log back with the GIL held, so a bot's write calls grew slower as
 # the log grew: written beside a sleeping thread into a store of 6,000 papers, with at most 100 entries chunks
@@ -94,14 +95,28 @@ def no_temp_dir() -> bool:
         return True
 
 
+class Writes(enum.Enum):
+    """How a store's writes share their process; the front end that opens the store says which.
+
+    ALONE: the writes are the process's only work (`paperbot ingest`, `search`, …: ingest/pipeline.py then
+    embeds larger batches, ingest.cores keeps the embedded Chroma's threads on one core during a write call).
+    SHARED: an event loop answers beside them (the bot, `paperbot chat`, `paperbot ask`): small write calls
+    with a pause between them, small embedding batches, threads left where they are.
+    """
+
+    ALONE = "alone"
+    SHARED = "shared"
+
+
 class Store:
     """A paperbot collection in Chroma, embedded or remote."""
 
     def __init__(self, settings: StoreSettings, model_name: str, dimension: int, create: bool = True,
-                 child: bool = False) -> None:
+                 child: bool = False, writes: Writes = Writes.SHARED) -> None:
         """`child`: an embedded store is served by Chroma's server in a child process (ingest.chroma_child),
-        so that Chroma's work never holds this process's GIL; the bot opens its store so."""
+        so that Chroma's work never holds this process's GIL; the bot opens its store so. `writes`: see Writes."""
         self.settings = settings
+        self.writes = writes
         self.model_name = model_name
         self.dimension = dimension
         self._lock = None
@@ -436,24 +451,29 @@ class Store:
         """True when Chroma runs in this process (embedded, no child): its write calls then hold the GIL."""
         return not self.settings.is_server and self._child is None
 
+    @property
+    def _paced(self) -> bool:
+        """Write calls small and paused between: a serving process whose Chroma holds the GIL while it writes."""
+        return self.in_process and self.writes is Writes.SHARED
+
     def max_batch(self) -> int:
-        """Rows per write call: WRITE_BATCH (SHARED_WRITE_BATCH beside other threads of a process whose
-        Chroma holds the GIL), or less when the server takes less."""
-        rows = SHARED_WRITE_BATCH if self.in_process and threading.active_count() > 1 else WRITE_BATCH
+        """Rows per write call: WRITE_BATCH (SHARED_WRITE_BATCH in a serving process whose Chroma holds the
+        GIL), or less when the server takes less."""
+        rows = SHARED_WRITE_BATCH if self._paced else WRITE_BATCH
         try:
             return max(1, min(int(self._client.get_max_batch_size()), rows))
         except Exception:
             return rows
 
     def write_offsets(self, n: int) -> Iterator[int]:
-        """Start offsets of the write calls for `n` rows, with a short pause between calls when other threads
-        run and Chroma holds the GIL (see WRITE_BATCH). In a lone process the embedded store's own threads stay
-        on one core until the last call returns (`ingest.cores`); a bot's are left where they are."""
+        """Start offsets of the write calls for `n` rows, with a short pause between calls in a serving process
+        whose Chroma holds the GIL (see WRITE_BATCH). Alone, the embedded store's own threads stay on one core
+        until the last call returns (`ingest.cores`); a serving process's are left where they are."""
         step = self.max_batch()
-        alone = threading.active_count() == 1
+        alone = self.writes is Writes.ALONE
         with on_one_core() if alone and self.in_process else nullcontext():
             for i in range(0, n, step):
-                if i and not alone and self.in_process:  # alone (`paperbot ingest`) or over HTTP, nobody waits
+                if i and self._paced:  # alone (`paperbot ingest`) or over HTTP, nobody waits
                     time.sleep(WRITE_PAUSE)
                 yield i
 

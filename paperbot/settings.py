@@ -103,10 +103,10 @@ class EmbeddingSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> EmbeddingSettings:
-        """EMBEDDING_* and PAPERBOT_CACHE_DIR alone: what `Embedder()` uses when it is given no settings.
+        """EMBEDDING_* and PAPERBOT_CACHE_DIR alone, for a script that needs the embedder and nothing else.
 
-        The same reads as Settings.from_env, so an export made by a bare `Embedder()` (a Docker build step,
-        scripts/setup.sh) lands where the configured process looks for it.
+        The same reads as Settings.from_env, so an export made by `Embedder(EmbeddingSettings.from_env())` (a
+        Docker build step, scripts/setup.sh) lands where the configured process looks for it.
         """
         e = _Env(os.environ if env is None else env)
         return cls._from(e, e.path("PAPERBOT_CACHE_DIR", default_cache_dir()))

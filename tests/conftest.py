@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paperbot.settings import BUNDLED_CORPUS, Settings, default_cache_dir
+from paperbot.settings import BUNDLED_CORPUS, EmbeddingSettings, Settings, default_cache_dir
 
 REPO = Path(__file__).resolve().parent.parent
 _ISOLATED_PREFIXES = ("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_")
@@ -67,7 +67,7 @@ def embedder():
     """The real bundled all-MiniLM-L6-v2, loaded once per test session."""
     from ingest.embed import Embedder
 
-    e = Embedder()
+    e = Embedder(EmbeddingSettings.from_env())
     e.encode(["warm up"])
     return e
 

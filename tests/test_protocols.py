@@ -6,7 +6,7 @@ import httpx
 
 from ingest.embed import Embedder
 from paperbot.protocols import ChatModel, PaperLibrary, TextEmbedder
-from paperbot.settings import LLMSettings
+from paperbot.settings import EmbeddingSettings, LLMSettings
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 from tests.conftest import make_settings
@@ -14,7 +14,7 @@ from tests.fakes import HashEmbedder
 
 
 def test_the_real_embedder_and_the_fake_are_text_embedders(embedder):
-    assert isinstance(Embedder(), TextEmbedder)
+    assert isinstance(Embedder(EmbeddingSettings.from_env()), TextEmbedder)
     fake = HashEmbedder()
     assert isinstance(fake, TextEmbedder)
     vectors, spans = fake.encode_spans(["one two", "three"], [[(0, 3)], []])
@@ -41,7 +41,7 @@ def test_the_embedder_reads_its_dimension_once(monkeypatch):
     calls = []
     real = embed.declared_dimension
     monkeypatch.setattr(embed, "declared_dimension", lambda folder: calls.append(folder) or real(folder))
-    e = Embedder()
+    e = Embedder(EmbeddingSettings.from_env())
     assert e.dimension == e.dimension == 384
     assert len(calls) == 1
 
@@ -80,7 +80,7 @@ def test_real_parts_and_fakes_take_what_the_protocols_pass(tmp_path):
     lib = Library(make_settings(tmp_path), embedder=HashEmbedder())
     try:
         found = {
-            "Embedder": _signature_problems(TextEmbedder, Embedder()),
+            "Embedder": _signature_problems(TextEmbedder, Embedder(EmbeddingSettings.from_env())),
             "HashEmbedder": _signature_problems(TextEmbedder, HashEmbedder()),
             "Library": _signature_problems(PaperLibrary, lib),
             "StubLibrary (tests/bot)": _signature_problems(PaperLibrary, StubLibrary()),

@@ -57,8 +57,8 @@ async def test_autocomplete_notices_papers_ingested_by_another_process(tmp_path,
 
 def test_loading_the_model_leaves_the_process_environment_alone():
     code = ("import os, json\n"
-            "from ingest.embed import Embedder\n"
-            "Embedder().encode(['x'])\n"
+            "from ingest.embed import Embedder\nfrom paperbot.settings import EmbeddingSettings\n"
+            "Embedder(EmbeddingSettings.from_env()).encode(['x'])\n"
             f"print(json.dumps([os.environ.get(name) for name in {OFFLINE_VARIABLES!r}]))")
     env = {k: v for k, v in os.environ.items() if k not in OFFLINE_VARIABLES}
     env["PYTHONPATH"] = str(REPO)

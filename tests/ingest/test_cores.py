@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ingest.cores import on_one_core, threads_named
-from ingest.store import Store
+from ingest.store import Store, Writes
 from paperbot.settings import Settings
 
 LINUX_THREADS = hasattr(os, "sched_setaffinity") and Path("/proc/self/task").is_dir()
@@ -115,12 +115,12 @@ def test_a_lone_store_write_pins_chromas_threads_only_while_it_writes(tmp_path, 
             return real(**kwargs)
 
         monkeypatch.setattr(store._collection, "upsert", upsert)
-        monkeypatch.setattr(threading, "active_count", lambda: 1)  # as in `paperbot ingest`, whatever runs the test
+        store.writes = Writes.ALONE  # as `paperbot ingest` opens it
         store.upsert(["a", "b"], np.eye(2, 4, dtype=np.float32), [{"paper_id": "a"}, {"paper_id": "b"}])
         assert seen and all(cores == {min(allowed)} for cores in seen)
         assert all(os.sched_getaffinity(tid) == allowed for tid in threads_named(("tokio-", "sqlx-")))
         assert store._collection.count() == 2
-        monkeypatch.setattr(threading, "active_count", lambda: 3)  # a bot: its threads are left where they are
+        store.writes = Writes.SHARED  # a bot: its threads are left where they are
         seen.clear()
         store.upsert(["c"], np.eye(1, 4, dtype=np.float32), [{"paper_id": "c"}])
         assert seen and all(cores == allowed for cores in seen)

@@ -91,19 +91,17 @@ def test_cli_on_a_locked_store_says_to_run_a_chroma_server(holder, command, tmp_
     assert holder.poll() is None  # the holder was not disturbed
 
 
-@pytest.mark.parametrize("threads", [1, 3])
-def test_writes_go_to_chroma_in_small_calls(tmp_path, monkeypatch, threads):
+@pytest.mark.parametrize("writes", ["alone", "shared"])
+def test_writes_go_to_chroma_in_small_calls(tmp_path, writes):
     """Chroma's embedded client holds the GIL through a whole write: a bot's event loop waits for each call.
-    Beside other threads the calls are smaller still."""
-    import threading
-
+    In a serving process the calls are smaller still."""
     import numpy as np
 
     from ingest import store as store_module
     from ingest.store import Store
     from tests.conftest import make_settings
 
-    with Store(make_settings(tmp_path).store, "test-hash", 8) as store:
+    with Store(make_settings(tmp_path).store, "test-hash", 8, writes=store_module.Writes(writes)) as store:
         sizes = []
         real = store._collection.upsert
 
@@ -112,8 +110,7 @@ def test_writes_go_to_chroma_in_small_calls(tmp_path, monkeypatch, threads):
             return real(**kw)
 
         store._collection.upsert = upsert
-        monkeypatch.setattr(threading, "active_count", lambda: threads)
-        batch = store_module.WRITE_BATCH if threads == 1 else store_module.SHARED_WRITE_BATCH
+        batch = store_module.WRITE_BATCH if writes == "alone" else store_module.SHARED_WRITE_BATCH
         assert store_module.SHARED_WRITE_BATCH < store_module.WRITE_BATCH
         n = batch * 2 + 5
         store.upsert([f"p{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32),
@@ -135,10 +132,8 @@ def test_no_temp_dir_is_noticed(monkeypatch, tmp_path):
     assert no_temp_dir()
 
 
-def test_writes_pause_between_calls_only_when_another_thread_may_wait(tmp_path, monkeypatch):
+def test_writes_pause_between_calls_only_in_a_serving_process(tmp_path, monkeypatch):
     """The pause between write calls lets a bot's event loop take the GIL; `paperbot ingest` alone skips it."""
-    import threading
-
     import numpy as np
 
     from ingest import store as store_module
@@ -153,10 +148,10 @@ def test_writes_pause_between_calls_only_when_another_thread_may_wait(tmp_path, 
             store.upsert([f"{prefix}{i}:h:0" for i in range(n)], np.ones((n, 8), dtype=np.float32),
                          [{"paper_id": f"{prefix}{i}"} for i in range(n)])
 
-        monkeypatch.setattr(threading, "active_count", lambda: 1)
+        store.writes = store_module.Writes.ALONE
         write("a")
         assert pauses == []
-        monkeypatch.setattr(threading, "active_count", lambda: 2)
+        store.writes = store_module.Writes.SHARED
         write("b")  # in smaller calls, paused between
         calls = -(-n // store_module.SHARED_WRITE_BATCH)
         assert pauses == [store_module.WRITE_PAUSE] * (calls - 1)
@@ -194,7 +189,7 @@ def test_the_write_log_stays_short_in_both_collections(tmp_path, monkeypatch):
     from tests.conftest import make_settings
 
     settings = make_settings(tmp_path).store
-    monkeypatch.setattr(threading, "active_count", lambda: 2)  # a bot's small calls
+    # the default policy, a serving process's (ingest.store.Writes.SHARED): small calls
     monkeypatch.setattr(store_module, "WRITE_PAUSE", 0)
     n = store_module.LOG_ENTRIES * 3
     with Store(settings, "test-hash", 8) as store:
