@@ -8,7 +8,7 @@ import discord
 from discord import app_commands
 
 from bot.app import replies as messages
-from bot.app.embeds import escape
+from bot.app.markdown import escape
 from bot.app.guard import guild_allowed, is_admin
 from bot.app.seam import bot_of
 

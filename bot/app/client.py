@@ -29,6 +29,8 @@ import discord
 from discord import app_commands
 
 from bot.app import embeds
+
+from bot.app import autocomplete
 from bot.app import replies as bot_messages
 from bot.app.access import RateLimited, server_allowed
 from bot.app.commands import register
@@ -295,7 +297,7 @@ class PaperBot(discord.Client):
     @core(LOOKUP)
     async def paper_choices(self, typed: str) -> list[tuple[str, str]]:
         """Paper autocomplete, (name, value) pairs; matched off the event loop over a per-list index."""
-        chooser = await self._of_papers("paper_choices", embeds.PaperChoices)
+        chooser = await self._of_papers("paper_choices", autocomplete.PaperChoices)
         return await asyncio.to_thread(chooser, typed)
 
     @core(LOOKUP)

@@ -9,6 +9,11 @@ import discord
 from discord import app_commands
 
 from bot.app import embeds, week
+from bot.app.identity import asked_in
+
+from bot.app import markdown
+
+from bot.app import autocomplete
 from bot.app import replies as bot_messages
 from bot.app.access import admins_only, lookup_limited, rate_limited
 from bot.app.seam import bot_of
@@ -113,18 +118,17 @@ async def ask_about_message(interaction: discord.Interaction, message: discord.M
 
 def message_text(message: discord.Message) -> str:
     """What a message asks: its text, or for a message whose text is in its embeds (the bot's own answers and
-    results, other bots' cards) the question in the bot's title ("Q: …", "Search: …"), else the embeds' text."""
+    results, other bots' cards) what the bot's answer or result was asked for (bot/app/identity.py), else the
+    embeds' text."""
     if message.content.strip():
         return message.content
-    for embed in message.embeds:
-        title = embed.title or ""
-        for prefix in ("Q: ", "Search: "):
-            if title.startswith(prefix) and not title.endswith("…"):
-                return embeds.unescape(title[len(prefix):])
+    asked = asked_in(message)
+    if asked:
+        return asked
     parts = []
     for embed in message.embeds:
         parts += [embed.title or "", embed.description or ""]
-    return embeds.unescape(" ".join(p for p in parts if p.strip()))
+    return markdown.unescape(" ".join(p for p in parts if p.strip()))
 
 
 @app_commands.command(name="search", description="Find papers for a query (title, score, snippet, link).")
@@ -156,7 +160,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     record = await bot_of(interaction).find_paper(paper)
     if record is None:
-        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{embeds.escape(paper)}”")
+        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(paper)}”")
         await interaction.response.send_message(note,
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
@@ -174,7 +178,7 @@ def _values_autocomplete(field: str):
 
     async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         found = await bot_of(interaction).value_choices(field, current)
-        return [app_commands.Choice(name=name, value=value) for name, value in embeds.value_choices(found)]
+        return [app_commands.Choice(name=name, value=value) for name, value in autocomplete.value_choices(found)]
 
     return complete
 
@@ -185,7 +189,7 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
     papers = await bot.browse(filters)
     if not papers:
         notice = await asyncio.to_thread(no_match_notice, filters, await bot.papers())
-        await respond(interaction, embeds.text_pages(embeds.escape(notice)))
+        await respond(interaction, embeds.text_pages(markdown.escape(notice)))
         return
     key = new_key()
     bot.remember(key, (heading, papers))
@@ -198,7 +202,7 @@ async def _send_list(interaction: discord.Interaction, heading: str, filters: Fi
 @app_commands.describe(author="Start typing a name (accents and case ignored)")
 @app_commands.check(lookup_limited)
 async def author(interaction: discord.Interaction, author: FilterText) -> None:
-    heading = bot_messages.text("AUTHOR_HEADING", _locale(interaction), author=embeds.escape(author.strip()))
+    heading = bot_messages.text("AUTHOR_HEADING", _locale(interaction), author=markdown.escape(author.strip()))
     await _send_list(interaction, heading, Filters(author=author))
 
 
@@ -206,7 +210,7 @@ async def author(interaction: discord.Interaction, author: FilterText) -> None:
 @app_commands.describe(area="Start typing an area or subarea")
 @app_commands.check(lookup_limited)
 async def area(interaction: discord.Interaction, area: FilterText) -> None:
-    heading = bot_messages.text("AREA_HEADING", _locale(interaction), area=embeds.escape(area.strip()))
+    heading = bot_messages.text("AREA_HEADING", _locale(interaction), area=markdown.escape(area.strip()))
     await _send_list(interaction, heading, Filters(area=area))
 
 
@@ -219,7 +223,7 @@ async def similar(interaction: discord.Interaction, paper: app_commands.Range[st
     bot = bot_of(interaction)
     record = await bot.find_paper(paper)
     if record is None:
-        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{embeds.escape(paper)}”")
+        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(paper)}”")
         await interaction.response.send_message(note,
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
@@ -305,7 +309,7 @@ async def reindex(interaction: discord.Interaction) -> None:
 def _summary_text(summary: IngestSummary) -> str:
     """The ingest's summary line and the first of its notes (a folder's in one line each), made inert."""
     notes = summary.notes()
-    lines = [summary.line(), *(f"• {embeds.escape(n)}" for n in notes[:SUMMARY_NOTES])]
+    lines = [summary.line(), *(f"• {markdown.escape(n)}" for n in notes[:SUMMARY_NOTES])]
     if len(notes) > SUMMARY_NOTES:
         lines.append(f"• … {len(notes) - SUMMARY_NOTES} more (the log has them all)")
     return "\n".join(lines)

@@ -18,7 +18,9 @@ from collections import OrderedDict
 
 import discord
 
-from bot.app import embeds
+
+from bot.app import markdown
+from bot.app.identity import question_of
 from bot.app.views import listing_from_message
 from retrieval.followup import MAX_TURNS, Turn, bounded
 
@@ -36,12 +38,7 @@ def turn_of(message: discord.Message, bot_id: int) -> Turn | None:
     if message.author.id != bot_id:
         return None
     listing = listing_from_message(message)
-    question = ""
-    for embed in message.embeds:
-        title = embed.title or ""
-        if title.startswith("Q: "):
-            question = embeds.unescape(title[3:]).rstrip("…").strip()
-            break
+    question = question_of(message, clipped=True) or ""
     if not question and listing is None:
         return None
     ids, abstained = listing or ((), False)
@@ -60,7 +57,7 @@ def _labels(message: discord.Message) -> tuple[str, ...]:
         for f in embed.fields:
             m = _FIELD.match(f.name or "")
             if m and int(m.group(1)) == len(labels) + 1:
-                labels.append(embeds.unescape(m.group(2)).strip())
+                labels.append(markdown.unescape(m.group(2)).strip())
     return tuple(labels)
 
 

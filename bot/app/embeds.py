@@ -10,7 +10,6 @@ like ``[2]`` and a quoted sentence are never cut in half across messages).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -18,28 +17,30 @@ import discord
 
 from bot import display as text
 from bot.app import replies as bot_messages
+from bot.app.identity import query_title, question_title
+from bot.app.markdown import (
+    CONTENT,
+    DESCRIPTION,
+    ELLIPSIS,
+    EMBEDS,
+    FIELD_NAME,
+    FIELD_VALUE,
+    FIELDS,
+    FOOTER,
+    TITLE,
+    TOTAL,
+    clip,
+    defuse,
+    escape,
+    split_text,
+)
 from bot.display import plan_slot_heading, slot_line
 from paperbot import bibtex, messages
 from paperbot.language import message_language
 from paperbot.records import Paper
 from paperbot.text import readable, strip_control
-from retrieval.filters import fold
 from retrieval.plan import Plan
 from retrieval.types import Answer, Hit, SearchResult, Similar
-
-# Discord's documented limits (characters).
-CONTENT = 2000
-TITLE = 256
-DESCRIPTION = 4096
-FIELD_NAME = 256
-FIELD_VALUE = 1024
-FIELDS = 25
-FOOTER = 2048
-TOTAL = 6000  # all embeds of one message together
-EMBEDS = 10  # per message
-CHOICES = 25  # autocomplete
-CHOICE_NAME = 100
-CHOICE_VALUE = 100
 
 SNIPPET = 350  # search snippets are previews; /paper shows the whole abstract
 ANSWER_CHARS = 1800  # an LLM answer's bound: room for the footer within one message's 2000 characters
@@ -47,15 +48,6 @@ ANSWER_CHARS = 1800  # an LLM answer's bound: room for the footer within one mes
 COLOUR_ANSWER = 0x2B7A4B
 COLOUR_ABSTAIN = 0x8A8F98
 COLOUR_INFO = 0x3A6EA5
-
-_ELLIPSIS = "…"
-# Discord reads `<…>` as a mention (<@id>, <@!id>, <@&id>, <#id>), a command (</name:id>), an emoji
-# (<:name:id>, <a:name:id>), a timestamp (<t:0:R>) or a server page (<id:browse>): a zero-width space after
-# the `<` of anything that starts like one keeps it text.
-_MARKUP_LIKE = re.compile(r"<(?=[@#/:]|a:|t:|id:)", re.IGNORECASE)
-# A `](` whose bracket is preceded by an even number of backslashes (none included) can close a masked
-# link: escaping that bracket leaves no `[label](url)` anywhere in a text live ("[1]" stays as it is).
-_LIVE_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*)(\])(?=\s*\()")
 
 
 @dataclass(frozen=True)
@@ -86,73 +78,6 @@ class Page:
 
     content: str = ""
     cards: tuple[Card, ...] = ()
-
-
-# -- text primitives -------------------------------------------------------------------
-
-
-_UNESCAPE = re.compile(r"\\([\\*_`~|>\[\]#:<@-])")
-
-
-def escape(text: str) -> str:
-    """Text from a user or an abstract, made inert: no markdown, no masked links, no mentions, commands,
-    emoji or timestamps, no control or bidirectional characters.
-
-    Mention-like syntax is broken up whatever the id looks like, so nothing reads as one; the bracket of
-    every `](` is escaped, so no masked link survives (discord.py's escape_markdown leaves all but the
-    first live).
-    """
-    text = discord.utils.escape_mentions(discord.utils.escape_markdown(strip_control(text)))
-    text = _LIVE_BRACKET.sub(r"\1\\\2", text)
-    return _MARKUP_LIKE.sub("<\u200b", text)
-
-
-def unescape(text: str) -> str:
-    """What `escape` made of a text, read back (the bot reads its own titles to rebuild a result)."""
-    return _UNESCAPE.sub(r"\1", text).replace("@\u200b", "@").replace("#\u200b", "#").replace("<\u200b", "<")
-
-
-def _cut_at(text: str, limit: int) -> int:
-    """Where to end the first piece of `text` (≤ limit): a line, a sentence, a word, or a hard cut."""
-    if len(text) <= limit:
-        return len(text)
-    window = text[: limit + 1]
-    for pattern in (r"\n", r"(?<=[.!?…])\s", r"\s"):
-        ends = [m.start() for m in re.finditer(pattern, window) if m.start() > 0]
-        # A piece shorter than a third of the limit wastes a message; prefer a finer boundary.
-        good = [e for e in ends if e >= limit // 3]
-        if good:
-            return good[-1]
-    cut = limit
-    while cut > 1 and text[cut - 1] == "\\":  # never separate an escape from what it escapes
-        cut -= 1
-    return cut
-
-
-def split_text(text: str, limit: int) -> list[str]:
-    """`text` in pieces of at most `limit` characters, cut at the most natural boundary."""
-    pieces: list[str] = []
-    rest = text.strip()
-    while rest:
-        cut = _cut_at(rest, limit)
-        piece = rest[:cut].rstrip()
-        if piece:
-            pieces.append(piece)
-        rest = rest[cut:].lstrip()
-    return pieces
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` shortened to `limit` characters at a word boundary, marked with an ellipsis."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    space = head.rfind(" ")
-    if space >= limit // 2:
-        head = head[:space]
-    head = head.rstrip("\\")
-    return head + _ELLIPSIS
 
 
 # -- packing into embeds and messages ------------------------------------------------------
@@ -266,7 +191,7 @@ def _hit_field(rank: int, hit: Hit, snippet_limit: int | None = None, lang: str 
 
 def answer_pages(answer: Answer) -> list[Page]:
     """The answer text, then one field per cited paper with its verbatim sentence(s)."""
-    title = f"Q: {escape(answer.question)}"
+    title = question_title(answer.question)
     if answer.notice:
         description = escape(answer.notice)
         fields, colour = [], COLOUR_ABSTAIN
@@ -290,8 +215,8 @@ def preview_pages(question: str, text: str) -> list[Page]:
     """What a streaming answer looks like while the model is still writing (one message)."""
     body = escape(text)
     if len(body) > DESCRIPTION - 2:
-        body = _ELLIPSIS + body[-(DESCRIPTION - 2):]
-    card = Card(title=clip(f"Q: {escape(question)}", TITLE), description=body or _ELLIPSIS,
+        body = ELLIPSIS + body[-(DESCRIPTION - 2):]
+    card = Card(title=clip(question_title(question), TITLE), description=body or ELLIPSIS,
                 footer=bot_messages.text("WRITING", message_language(question)), colour=COLOUR_INFO)
     return [Page(cards=(card,))]
 
@@ -330,7 +255,7 @@ def search_page(result: SearchResult, page: int, per_page: int, lang: str = "en"
     if result.filters:
         lines.append(bot_messages.text("FILTERED_BY", lang, filters=escape(result.filters.describe())))
     fields = [_hit_field(page * per_page + i, h, SNIPPET, lang) for i, h in enumerate(shown, start=1)]
-    cards = build_cards(title=f"Search: {escape(result.query)}", description="\n".join(lines), fields=fields,
+    cards = build_cards(title=query_title(result.query), description="\n".join(lines), fields=fields,
                         footer=bot_messages.text("PAGE_FOOTER", lang, page=page + 1, pages=pages),
                         colour=COLOUR_INFO)
     return paginate(cards)[0]
@@ -379,10 +304,10 @@ def bibtex_block(paper: Paper) -> str:
     """The paper's BibTeX (the source's, or generated) as a code block that fits one field and cannot be
     closed early by the text inside it."""
     body = strip_control(bibtex.entry(paper)).replace("```", "`\u200b``")
-    body = _MARKUP_LIKE.sub("<\u200b", discord.utils.escape_mentions(body))  # inert even if copied out
+    body = defuse(body)
     room = FIELD_VALUE - len("```bibtex\n\n```")
     if len(body) > room:
-        body = body[: room - 1] + _ELLIPSIS
+        body = body[: room - 1] + ELLIPSIS
     return f"```bibtex\n{body}\n```"
 
 
@@ -516,59 +441,6 @@ def about_pages(info: AboutInfo, lang: str = "en") -> list[Page]:
     return paginate(build_cards(title=bot_messages.ABOUT_TITLE, description=bot_messages.text("ABOUT_INTRO", lang),
                                 fields=fields,
                                 colour=COLOUR_INFO))
-
-
-# -- autocomplete ---------------------------------------------------------------------------
-
-
-class PaperChoices:
-    """Paper autocomplete over one paper list: each paper's label, id and title folded once.
-
-    Folding (and making titles readable) is most of the cost: done per keystroke over 20,000
-    papers it took longer than a keystroke may.
-    """
-
-    def __init__(self, papers: Sequence[Paper]) -> None:
-        self.papers = papers
-        self._keys = [(fold(p.label), p.paper_id.lower(), fold(readable(p.title))) for p in papers]
-
-    def __call__(self, typed: str) -> list[tuple[str, str]]:
-        """(name, value) pairs: title/label/id matches, best first, at most 25."""
-        needle = fold(typed)
-        scored: list[tuple[int, int]] = []
-        for i, (label, pid, title) in enumerate(self._keys):
-            if not needle:
-                rank = 3
-            elif needle in (label, pid, title):
-                rank = 0
-            elif label.startswith(needle) or pid.startswith(needle) or title.startswith(needle):
-                rank = 1
-            elif needle in label or needle in pid or needle in title:
-                rank = 2
-            else:
-                continue
-            scored.append((rank, i))
-            if not needle and len(scored) == CHOICES:
-                break
-        scored.sort()
-        out = []
-        for _, i in scored[:CHOICES]:
-            p = self.papers[i]
-            after = p.authors[0] + (" et al." if len(p.authors) > 1 else "") if p.authors else p.where
-            name = clip(strip_control(f"{readable(p.title or p.label)} — {after}"), CHOICE_NAME)
-            out.append((name, p.paper_id[:CHOICE_VALUE]))
-        return out
-
-
-def paper_choices(papers: Sequence[Paper], typed: str) -> list[tuple[str, str]]:
-    """(name, value) pairs for paper autocomplete: title/label/id matches, best first, at most 25
-    (once; the bot keeps a `PaperChoices` per paper list)."""
-    return PaperChoices(papers)(typed)
-
-
-def value_choices(values: Sequence[str]) -> list[tuple[str, str]]:
-    """(name, value) pairs for filter autocomplete (authors, areas, keywords…), within Discord's limits."""
-    return [(clip(strip_control(v), CHOICE_NAME) or "\u2014", v) for v in values if len(v) <= CHOICE_VALUE][:CHOICES]
 
 
 # -- adapters ------------------------------------------------------------------------------

@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.app import embeds
+from bot.app.identity import query_of, question_of
+
+from bot.app import markdown
 from bot.app import replies as messages
 from bot.app.access import RateLimited
 from bot.app.failures import report_interaction_error
@@ -98,17 +101,6 @@ def _shared(message: discord.Message) -> bool:
         getattr(child, "custom_id", None) or "") for row in message.components for child in getattr(row, "children", []))
 
 
-def _title_text(message: discord.Message, prefix: str) -> str | None:
-    """The user text the bot put in its own title after `prefix`, unescaped; None when missing or clipped."""
-    for embed in message.embeds:
-        title = embed.title or ""
-        if title.startswith(prefix):
-            if title.endswith("…") and len(title) > embeds.TITLE // 2:  # clip() cut it: the text is lost
-                return None
-            return embeds.unescape(title[len(prefix):])
-    return None
-
-
 class Persistent:
     """Shared by every button (mixed in before discord.ui.DynamicItem): lookups count against the cheap bucket,
     errors reach the one handler."""
@@ -128,7 +120,7 @@ class Persistent:
 
 def _lang(interaction: discord.Interaction) -> str:
     """The language of what a click shows: that of the question on the message clicked, else the user's locale."""
-    question = _title_text(interaction.message, "Q: ") if interaction.message else None
+    question = question_of(interaction.message) if interaction.message else None
     return message_language(question, str(interaction.locale))
 
 
@@ -155,7 +147,7 @@ class MoreSources(Persistent, discord.ui.DynamicItem[discord.ui.Button],
         answer = bot.recall(self.key)
         if not isinstance(answer, Answer):
             message = interaction.message
-            question = _title_text(message, "Q: ") if message else None
+            question = question_of(message) if message else None
             if message is None or not question:
                 await gone(interaction)
                 return
@@ -201,7 +193,7 @@ class Share(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb
             view=answer_view(self.key, ids, hits=hits, ephemeral=True, thread=False, abstained=abstained, shared=True,
                              lang=_lang(interaction)),
             allowed_mentions=NO_MENTIONS)
-        by = embeds.escape(messages.text("SHARED_BY", _lang(interaction), user=interaction.user.display_name))
+        by = markdown.escape(messages.text("SHARED_BY", _lang(interaction), user=interaction.user.display_name))
         pages[0] = embeds.Page(content=by, cards=pages[0].cards)
         view = answer_view(self.key, ids, hits=hits, ephemeral=False, thread=interaction.guild is not None,
                            abstained=abstained, lang=_lang(interaction))
@@ -261,10 +253,10 @@ class DiscussInThread(Persistent, discord.ui.DynamicItem[discord.ui.Button], tem
             await gone(interaction, "THREAD_SERVERS_ONLY")
             return
         lang = _lang(interaction)
-        question = _title_text(message, "Q: ") or messages.text("THREAD_NAME", lang)
+        question = question_of(message) or messages.text("THREAD_NAME", lang)
         await interaction.response.defer(thinking=True, ephemeral=True)
         try:
-            thread = await message.create_thread(name=embeds.clip(question, 100), auto_archive_duration=1440)
+            thread = await message.create_thread(name=markdown.clip(question, 100), auto_archive_duration=1440)
         except discord.Forbidden:
             await gone(interaction, "THREAD_FORBIDDEN")
             return
@@ -334,7 +326,7 @@ class Pager(Paging, discord.ui.DynamicItem[discord.ui.Button],
         mine = self.mine(interaction)
         result = bot.recall(self.key)
         if not isinstance(result, SearchResult):
-            query = _title_text(message, "Search: ") if message else None
+            query = query_of(message) if message else None
             if not query:
                 await gone(interaction)
                 return

@@ -14,6 +14,10 @@ import discord
 from discord import app_commands
 
 from bot.app import embeds
+
+from bot.app import markdown
+
+from bot.app import autocomplete
 from bot.app import replies as bot_messages
 from bot.app.access import admins_only, lookup_limited, rate_limited
 from bot.app.seam import bot_of
@@ -170,7 +174,7 @@ async def saved_remove(interaction: discord.Interaction, paper: app_commands.Ran
     mine = await bot.saved_papers(interaction.user.id)
     record = next((p for p in mine if p.paper_id == paper.strip()), None)
     if record is None:
-        choices = embeds.paper_choices(mine, paper)
+        choices = autocomplete.paper_choices(mine, paper)
         record = next((p for p in mine if choices and p.paper_id == choices[0][1]), None)
     if record is None or not await bot.unsave_paper(interaction.user.id, record.paper_id):
         await _private(interaction, bot_messages.text("SAVED_NOT_THERE", lang))
@@ -180,7 +184,7 @@ async def saved_remove(interaction: discord.Interaction, paper: app_commands.Ran
 
 async def saved_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
     papers = await bot_of(interaction).saved_papers(interaction.user.id)
-    return [app_commands.Choice(name=name, value=value) for name, value in embeds.paper_choices(papers, current)]
+    return [app_commands.Choice(name=name, value=value) for name, value in autocomplete.paper_choices(papers, current)]
 
 
 @saved.command(name="clear", description="Remove all your saved papers.")
@@ -290,11 +294,11 @@ async def watch_add(interaction: discord.Interaction, topic: app_commands.Range[
     try:
         added = await bot.add_watch(interaction.user.id, topic, channel.id if channel is not None else "")
     except UserDataError as exc:
-        await _private(interaction, embeds.escape(str(exc)))
+        await _private(interaction, markdown.escape(str(exc)))
         return
     where = (bot_messages.text("WATCH_IN_CHANNEL", lang, channel=channel.mention) if channel is not None
              else bot_messages.text("WATCH_BY_DM", lang))
-    await _private(interaction, bot_messages.text("WATCH_ADDED", lang, topic=embeds.escape(added.topic), id=added.id,
+    await _private(interaction, bot_messages.text("WATCH_ADDED", lang, topic=markdown.escape(added.topic), id=added.id,
                                                   where=where, max=bot.watcher.per_digest))
 
 
@@ -307,7 +311,7 @@ async def watch_list(interaction: discord.Interaction) -> None:
         await _private(interaction, bot_messages.text("WATCH_NONE", lang))
         return
     dm = bot_messages.text("WATCH_DM", lang)
-    lines = [bot_messages.text("WATCH_LINE", lang, id=w.id, topic=embeds.escape(w.topic),
+    lines = [bot_messages.text("WATCH_LINE", lang, id=w.id, topic=markdown.escape(w.topic),
                                where=f"<#{w.channel_id}>" if w.channel_id else dm) for w in mine]
     await _private(interaction, f"**{bot_messages.text('WATCH_LIST_HEADING', lang)}**\n" + "\n".join(lines))
 
@@ -322,14 +326,14 @@ async def watch_remove(interaction: discord.Interaction, watch: app_commands.Ran
     if watch not in mine or not await bot.remove_watch(interaction.user.id, watch):
         await _private(interaction, bot_messages.text("WATCH_NOT_FOUND", lang, id=watch))
         return
-    await _private(interaction, bot_messages.text("WATCH_REMOVED", lang, topic=embeds.escape(mine[watch].topic)))
+    await _private(interaction, bot_messages.text("WATCH_REMOVED", lang, topic=markdown.escape(mine[watch].topic)))
 
 
 async def watch_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[int]]:
     mine = await bot_of(interaction).watches(interaction.user.id)
     needle = current.strip().lower().lstrip("#")
-    return [app_commands.Choice(name=embeds.clip(f"#{w.id} {w.topic}", embeds.CHOICE_NAME), value=w.id)
-            for w in mine if needle in f"{w.id} {w.topic.lower()}"][:embeds.CHOICES]
+    return [app_commands.Choice(name=markdown.clip(f"#{w.id} {w.topic}", markdown.CHOICE_NAME), value=w.id)
+            for w in mine if needle in f"{w.id} {w.topic.lower()}"][:markdown.CHOICES]
 
 
 def wire_autocomplete() -> None:

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app.embeds import escape, unescape, value_choices
+from bot.app.autocomplete import value_choices
+from bot.app.markdown import escape, unescape
 
 # Pieces Discord markdown is made of, and text around them.
 TOKENS = ["[", "]", "(", ")", "<", ">", "\\", "https://evil.example/x", "https://openreview.net", "@", "#", "/",

@@ -9,6 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.app import embeds as fmt
+
+from bot.app import markdown
+
+from bot.app import autocomplete
 from paperbot import messages
 from paperbot.records import Paper
 from retrieval.types import Answer, Citation, Hit, Quote, SearchResult
@@ -51,12 +55,12 @@ def answer(text: str, quotes: list[str], question: str = "how?", **kw) -> Answer
     ("", 10, []),
 ])
 def test_split_text_table(text, limit, expected):
-    assert fmt.split_text(text, limit) == expected
+    assert markdown.split_text(text, limit) == expected
 
 
 def test_split_never_separates_an_escape_from_its_character():
     text = "a" * 9 + "\\*" + "b" * 10
-    pieces = fmt.split_text(text, 10)
+    pieces = markdown.split_text(text, 10)
     assert all(not p.endswith("\\") for p in pieces)
     assert "".join(pieces) == text
 
@@ -67,7 +71,7 @@ def test_split_never_separates_an_escape_from_its_character():
     ("a   b\n c", 10, "a b c"),
 ])
 def test_clip_table(text, limit, expected):
-    assert fmt.clip(text, limit) == expected
+    assert markdown.clip(text, limit) == expected
 
 
 def test_answer_has_one_field_per_citation_with_verbatim_quote_and_footer():
@@ -144,14 +148,14 @@ def test_paper_choices_rank_exact_then_prefix_then_substring(typed, first):
     papers = [paper(i, lab, title=title)
               for i, (lab, title) in enumerate([("BMT", "Bit masks"), ("NV-CoT", "Coordinates"), ("X", "")],
                                                start=1)]
-    choices = fmt.paper_choices(papers, typed)
+    choices = autocomplete.paper_choices(papers, typed)
     assert choices[0][1] == first
 
 
 def test_paper_choices_are_capped_at_25():
     papers = [paper(i, "L" * 150)
               for i in range(60)]
-    choices = fmt.paper_choices(papers, "")
+    choices = autocomplete.paper_choices(papers, "")
     assert len(choices) == 25
     assert all(len(name) <= 100 for name, _ in choices)
 
@@ -184,7 +188,7 @@ def test_every_answer_page_respects_limits_and_pings_nobody(question, text, quot
 @settings(max_examples=100, deadline=None)
 @given(text=huge_text, limit=st.integers(20, 4096))
 def test_split_text_keeps_every_word_and_respects_the_limit(text, limit):
-    pieces = fmt.split_text(text, limit)
+    pieces = markdown.split_text(text, limit)
     assert all(0 < len(p) <= limit for p in pieces)
     assert "".join("".join(pieces).split()) == "".join(text.split())
 
@@ -233,9 +237,9 @@ def test_paper_without_abstract_is_shown_as_pending_and_never_quoted():
 
 
 def test_autocomplete_shows_titles_and_matches_without_accents():
-    choices = fmt.paper_choices([BETA], "dynamic")
+    choices = autocomplete.paper_choices([BETA], "dynamic")
     assert choices == [("β-DPO: Dynamic β — Émilie Durand et al.", "Xb7")]
-    assert fmt.paper_choices([BETA], "β-dpo") == choices
+    assert autocomplete.paper_choices([BETA], "β-dpo") == choices
 
 
 @pytest.mark.parametrize(("source", "shown"), [

@@ -10,7 +10,7 @@ import pytest
 
 from bot.app import client
 from bot.app import replies as bot_messages
-from bot.app.embeds import escape
+from bot.app.markdown import escape
 from bot.harness import BOT_ROLE_ID, CHANNEL_ID, Harness
 from bot.display import duration
 from paperbot import messages
