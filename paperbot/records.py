@@ -10,7 +10,8 @@
 
     Slot             one presentation of a paper in the program (a talk, a poster), with its local time
 
-A new paper field: the `Paper` field and its two metadata functions here; its accepted names in
+A new paper field: the `Paper` field (PAPER_FIELDS, built from the dataclass, stores and reads it in chunks and
+saved views; add it to `meta_hash` or `embed_hash`); its accepted names in
 ingest/fields.py and its reading in ingest/parse.py; `paper_json` (retrieval/types.py) for JSON output; and
 where it is shown (bot/display.py, bot/app/embeds.py, bot/terminal.py). docs/architecture.md lists the steps.
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
@@ -26,10 +27,10 @@ import hashlib
 import json
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 PRESENTATION_TYPES = ("oral", "spotlight", "poster")
 SLOT_FIELDS = ("session", "start", "end", "room", "poster_position", "kind")
@@ -138,6 +139,82 @@ def _hash(parts: list[str]) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
+# -- the Paper's fields, as the stores keep them ----------------------------------------------------
+
+
+# Fields many papers repeat (or whose items they repeat): read back as one interned string per value.
+SHARED_FIELDS = frozenset({"source", "venue", "area", "subarea", "presentation", "track", "authors", "affiliations",
+                           "keywords"})
+
+
+@dataclass(frozen=True)
+class PaperField:
+    """One field of `Paper`, with how a chunk's record (`chunk_metadata`) and the saved view (retrieval/view.py)
+    write and read it. `PAPER_FIELDS` is built from the dataclass, so a new field needs no list of names here."""
+
+    name: str
+    kind: str  # "text", "number", "texts" (a tuple of strings) or "records" (a tuple of `record`s: Slot)
+    shared: bool = False  # see SHARED_FIELDS
+    record: type | None = None
+
+    @property
+    def layout(self) -> str:
+        """The field's name, with a record's own field names ("slots:session,start,…"): what a saved view lists."""
+        if self.record is None:
+            return self.name
+        return f"{self.name}:{','.join(f.name for f in fields(self.record))}"
+
+    def encode(self, value: Any) -> Any:
+        """The value as a chunk's JSON record holds it."""
+        if self.kind == "texts":
+            return list(value)
+        if self.kind == "records":
+            return [item.to_json() for item in value]
+        return value
+
+    def decode(self, raw: Any) -> Any:
+        """The value from a chunk's metadata (either layout; missing: empty)."""
+        if self.kind == "number":
+            return int(raw or 0)
+        if self.kind == "records":
+            return _loads_slots(raw)
+        if self.kind == "texts":
+            items = _loads_authors(raw) if self.name == "authors" else _loads_list(raw)
+            return tuple(map(sys.intern, items)) if self.shared else tuple(items)
+        text = "" if raw is None else str(raw)
+        return sys.intern(text) if self.shared else text
+
+    def from_row(self, value: Any) -> Any:
+        """The value from a saved view's row (JSON: tuples as lists, records as their fields in order)."""
+        if self.kind == "records":
+            assert self.record is not None
+            return tuple(self.record(*row) for row in value)
+        if self.kind == "texts":
+            return tuple(map(sys.intern, value)) if self.shared else tuple(value)
+        return sys.intern(value) if self.shared and isinstance(value, str) else value
+
+
+def _paper_fields() -> tuple[PaperField, ...]:
+    hints = get_type_hints(Paper)
+    out = []
+    for f in fields(Paper):
+        hint = hints[f.name]
+        args = get_args(hint) if get_origin(hint) is tuple else ()
+        if args and is_dataclass(args[0]):
+            out.append(PaperField(f.name, "records", record=args[0]))  # type: ignore[arg-type]  # a dataclass type
+        elif args:
+            out.append(PaperField(f.name, "texts", f.name in SHARED_FIELDS))
+        else:
+            out.append(PaperField(f.name, "number" if hint is int else "text", f.name in SHARED_FIELDS))
+    return tuple(out)
+
+
+PAPER_FIELDS = _paper_fields()
+# What a chunk's record holds of its paper: every field but the two stored apart (the id is a metadata key of its
+# own, the abstract is cut into the chunks' texts).
+RECORD_FIELDS = tuple(f for f in PAPER_FIELDS if f.name not in ("paper_id", "abstract"))
+
+
 # -- how chunks are named and what is indexed ------------------------------------------------
 
 
@@ -187,9 +264,8 @@ def snippet_hash_of(row_id: str) -> str:
 RECORD_KEY = "record"
 # The keys chunks stored before RECORD_KEY existed hold their fields under (still read; the next ingest moves
 # such chunks to a record and drops these keys).
-FLAT_KEYS = ("source", "position", "label", "title", "authors", "affiliations", "url", "venue", "links", "keywords",
-             "area", "subarea", "presentation", "track", "tldr", "pdf_url", "site_url", "slots", "bibtex", "title_zh",
-             "content_hash", "meta_hash", "abstract_chars", "chunk_index", "n_chunks", "start", "end")
+FLAT_KEYS = (*(f.name for f in RECORD_FIELDS), "content_hash", "meta_hash", "abstract_chars", "chunk_index",
+             "n_chunks", "start", "end")
 
 
 def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: int) -> dict[str, Any]:
@@ -197,26 +273,7 @@ def chunk_metadata(paper: Paper, *, index: int, n_chunks: int, start: int, end: 
     abstract[start:end], too) as JSON."""
     record = {
         "text": paper.abstract[start:end],
-        "source": paper.source,
-        "position": paper.position,
-        "label": paper.label,
-        "title": paper.title,
-        "authors": list(paper.authors),
-        "affiliations": list(paper.affiliations),
-        "url": paper.url,
-        "venue": paper.venue,
-        "links": list(paper.links),
-        "keywords": list(paper.keywords),
-        "area": paper.area,
-        "subarea": paper.subarea,
-        "presentation": paper.presentation,
-        "track": paper.track,
-        "tldr": paper.tldr,
-        "pdf_url": paper.pdf_url,
-        "site_url": paper.site_url,
-        "slots": [slot.to_json() for slot in paper.slots],
-        "bibtex": paper.bibtex,
-        "title_zh": paper.title_zh,
+        **{f.name: f.encode(getattr(paper, f.name)) for f in RECORD_FIELDS},
         "meta_hash": paper.meta_hash,
         "abstract_chars": len(paper.abstract),
         "chunk_index": index,
@@ -269,22 +326,8 @@ class StoredChunk:
         text = str(meta.get("text", document))
         start = int(meta.get("start", 0))
 
-        def shared(key: str) -> str:  # a value many papers repeat (venue, area, ...): one string for all
-            return sys.intern(str(meta.get(key, "")))
-
-        fields = Paper(
-            paper_id=str(meta.get("paper_id") or paper_id_of(cid)), source=shared("source"),
-            position=int(meta.get("position", 0)), abstract="", label=str(meta.get("label", "")),
-            title=str(meta.get("title", "")), authors=tuple(map(sys.intern, _loads_authors(meta.get("authors")))),
-            affiliations=tuple(map(sys.intern, _loads_list(meta.get("affiliations")))), url=str(meta.get("url", "")),
-            venue=shared("venue"), links=tuple(_loads_list(meta.get("links"))),
-            keywords=tuple(map(sys.intern, _loads_list(meta.get("keywords")))), area=shared("area"),
-            subarea=shared("subarea"), presentation=shared("presentation"),
-            track=shared("track"), tldr=str(meta.get("tldr", "")), pdf_url=str(meta.get("pdf_url", "")),
-            site_url=str(meta.get("site_url", "")), slots=_loads_slots(meta.get("slots")),
-            bibtex=str(meta.get("bibtex", "")),
-            title_zh=str(meta.get("title_zh", "")),
-        )
+        fields = Paper(paper_id=str(meta.get("paper_id") or paper_id_of(cid)), abstract="",
+                       **{f.name: f.decode(meta.get(f.name)) for f in RECORD_FIELDS})
         legacy = "embed_hash" not in meta
         return cls(chunk_id=cid, text=text, paper_id=fields.paper_id,
                    content_hash=str(meta.get("embed_hash") or meta.get("content_hash", "")),

@@ -26,22 +26,20 @@ import json
 import logging
 import os
 import struct
-import sys
 import tempfile
 import threading
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import astuple, fields, is_dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple
 from pathlib import Path
-from typing import Any, get_args, get_origin, get_type_hints
 
 import numpy as np
 
 from ingest.store import Store
 from paperbot.memory import release_free_memory
-from paperbot.records import Paper, StoredChunk, assemble_parts, indexed_text
+from paperbot.records import PAPER_FIELDS, Paper, StoredChunk, assemble_parts, indexed_text
 from paperbot.settings import StoreSettings
 from retrieval.filters import FilterIndex, Filters
 from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex
@@ -57,35 +55,9 @@ _TRAILER = struct.Struct("<QQ8s")
 # (the other thread) gets the interpreter at least that often (a fold of 200 chunks takes about 10 ms).
 YIELD_EVERY = 200
 YIELD_SECONDS = 0.001
-# Paper fields many papers repeat: one shared string per value when read back.
-_SHARED = frozenset({"source", "venue", "area", "subarea", "presentation", "track"})
-_SHARED_LISTS = frozenset({"authors", "affiliations", "keywords"})
-
-
-def _decoders() -> tuple[tuple[str, ...], list[Callable[[Any], Any] | None]]:
-    """The paper record's field names (nested records' fields too: any change makes saved views stale), and
-    per field how a JSON value becomes the field's value again (None: as it is)."""
-    hints = get_type_hints(Paper)
-    names: list[str] = []
-    decode: list[Callable[[Any], Any] | None] = []
-    for f in fields(Paper):
-        hint = hints[f.name]
-        args = get_args(hint) if get_origin(hint) is tuple else ()
-        if args and is_dataclass(args[0]):
-            nested = args[0]
-            names.append(f"{f.name}:{','.join(g.name for g in fields(nested))}")
-            # the default argument binds this field's record class
-            decode.append(lambda rows, cls=nested: tuple(cls(*row) for row in rows))  # type: ignore[misc]  # see above
-        elif args:
-            names.append(f.name)
-            decode.append((lambda v: tuple(map(sys.intern, v))) if f.name in _SHARED_LISTS else tuple)
-        else:
-            names.append(f.name)
-            decode.append(sys.intern if f.name in _SHARED else None)
-    return tuple(names), decode
-
-
-PAPER_FIELDS, _DECODE = _decoders()
+# The paper record's field names (nested records' fields too: any change makes saved views stale), each read
+# back from a row by its PaperField (paperbot/records.py).
+PAPER_LAYOUT = tuple(f.layout for f in PAPER_FIELDS)
 
 
 class ViewFileError(Exception):
@@ -198,7 +170,7 @@ class CorpusView:
                         sections[name].update(dtype=data.dtype.str, shape=list(data.shape))
                     put(raw)
                 header = _json_bytes({"format": FORMAT, "version": self.version, "store": store_id,
-                                      "fields": list(PAPER_FIELDS), "bm25": [BM25_K1, BM25_B], "crc32": crc,
+                                      "fields": list(PAPER_LAYOUT), "bm25": [BM25_K1, BM25_B], "crc32": crc,
                                       "chunks": len(self.chunk_ids), "papers": len(self.papers),
                                       "sections": sections})
                 f.write(header)
@@ -229,7 +201,7 @@ class CorpusView:
     @classmethod
     def _load(cls, path: Path, version: str, store_id: str) -> CorpusView:
         header, data_end = read_header(path)
-        if header.get("format") != FORMAT or header.get("fields") != list(PAPER_FIELDS) \
+        if header.get("format") != FORMAT or header.get("fields") != list(PAPER_LAYOUT) \
                 or header.get("bm25") != [BM25_K1, BM25_B]:
             raise ViewFileError(f"written by another version of paperbot (format {header.get('format')})",
                                 "outdated")
@@ -398,7 +370,7 @@ def _json_array_bytes(rows: list, every: int = 200) -> bytes:
 
 
 def _paper_of(row: list) -> Paper:
-    if len(row) != len(_DECODE):
+    if len(row) != len(PAPER_FIELDS):
         raise ViewFileError("damaged (a paper has the wrong number of fields)")
-    return Paper(*[v if decode is None else decode(v) for decode, v in zip(_DECODE, row)])
+    return Paper(*[f.from_row(v) for f, v in zip(PAPER_FIELDS, row)])
 
