@@ -378,6 +378,14 @@ def ingest(
     stored = _stored_state(store)
     loaded = load_papers(paths, known={pid: s.fields for pid, s in stored.items() if s.fields is not None},
                          strict=strict)
+    return ingest_loaded(loaded, store, embedder, progress, prune_sources, stored=stored)
+
+
+def ingest_loaded(loaded: Loaded, store: Store, embedder: TextEmbedder, progress: Progress | None = None,
+                  prune_sources: bool = True, stored: dict[str, _PaperState] | None = None) -> IngestSummary:
+    """`ingest` of papers already read (`load_papers`, perhaps relabelled: a server library's upload);
+    `stored` is what the store holds, when the caller read it already."""
+    stored = _stored_state(store) if stored is None else stored
     summary = IngestSummary(duplicates=loaded.duplicates, not_accepted=loaded.not_accepted, sources=loaded.sources,
                             files=list(loaded.files), unreadable=list(loaded.unreadable))
     for d in loaded.duplicates:

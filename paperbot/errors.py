@@ -42,6 +42,10 @@ class InputError(PaperbotError):
         super().__init__(f"{where}: {problem}")
 
 
+class IngestRunningError(PaperbotError):
+    """Another ingest (a /reindex, an upload) holds this process's library; try again when it has finished."""
+
+
 class StoreError(PaperbotError):
     pass
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import datetime
 from functools import cached_property
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, get_args, get_origin, get_type_hints
 
 PRESENTATION_TYPES = ("oral", "spotlight", "poster")
 SLOT_FIELDS = ("session", "start", "end", "room", "poster_position", "kind")
@@ -99,6 +99,7 @@ class Paper:
     slots: tuple[Slot, ...] = ()  # its talks and posters in the program, in time order
     bibtex: str = ""  # the source's own BibTeX entry, verbatim ("" when it gave none: see paperbot.bibtex)
     title_zh: str = ""  # a Chinese translation of the title, when the source gives one
+    library: str = ""  # the server library holding it (a Discord server's id; see `Reach`), "" for the program
 
     @property
     def where(self) -> str:
@@ -127,12 +128,44 @@ class Paper:
                       *self.links, "\x1e", *self.keywords, "\x1e", self.area, self.subarea, self.presentation,
                       self.track, self.tldr, self.pdf_url, self.site_url, *slots]
                      # Fields added later join the hash only when set, so papers without them keep their hash.
-                     + (["\x1e", self.bibtex, self.title_zh] if self.bibtex or self.title_zh else []))
+                     + (["\x1e", self.bibtex, self.title_zh] if self.bibtex or self.title_zh else [])
+                     + (["\x1e", self.library] if self.library else []))
 
     @property
     def content_hash(self) -> str:
         """The version of the paper's chunks: they are re-embedded exactly when it changes."""
         return self.embed_hash
+
+
+PROGRAM = ""  # `Paper.library` of the conference program, which every server and DM searches
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Which papers a question may see: the program and the server libraries in `libraries` (server ids), or
+    everything (`ALL`: the operator's command line, the benchmarks). The bot builds one per interaction
+    (bot/app/access.py `reach_of`): a server sees the program and its own library, a DM the program and the
+    libraries of the servers that share theirs with their members' DMs."""
+
+    libraries: frozenset[str] = frozenset()
+    everything: bool = False
+    ALL: ClassVar[Reach]  # every paper
+    PROGRAM: ClassVar[Reach]  # the program alone
+
+    @classmethod
+    def server(cls, *library_ids: str | int) -> Reach:
+        return cls(frozenset(str(i) for i in library_ids))
+
+    def sees(self, paper: Paper) -> bool:
+        return self.everything or paper.library == PROGRAM or paper.library in self.libraries
+
+    def key(self) -> str:
+        """A short stable name of the reach, for caches."""
+        return "*" if self.everything else ",".join(sorted(self.libraries))
+
+
+Reach.ALL = Reach(everything=True)
+Reach.PROGRAM = Reach()
 
 
 def _hash(parts: list[str]) -> str:
@@ -144,7 +177,7 @@ def _hash(parts: list[str]) -> str:
 
 # Fields many papers repeat (or whose items they repeat): read back as one interned string per value.
 SHARED_FIELDS = frozenset({"source", "venue", "area", "subarea", "presentation", "track", "authors", "affiliations",
-                           "keywords"})
+                           "keywords", "library"})
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,11 @@ class DiscordSettings:
     sharded: bool = False
     shard_count: int | None = None  # None with `sharded`: Discord's recommendation
     shard_ids: tuple[int, ...] = ()  # () with a count: every shard, in this process
+    # Server libraries (/library add): who may add and remove papers besides members with Manage Server (a role's
+    # name or id; the admin role when unset), and how large an upload may be.
+    library_role: str | None = None
+    upload_max_mb: int = 20
+    upload_max_papers: int = 10_000
 
 
 MAX_SHARDS = 4096
@@ -304,6 +309,9 @@ class Settings:
             max_concurrency=e.int("DISCORD_MAX_CONCURRENCY", DiscordSettings.max_concurrency, lo=1, hi=64),
             guild_allowlist=e.int_set("DISCORD_GUILD_ALLOWLIST", DiscordSettings.guild_allowlist),
             sharded=sharded, shard_count=shard_count, shard_ids=shard_ids,
+            library_role=e.str("LIBRARY_ROLE") or e.str("DISCORD_ADMIN_ROLE") or DiscordSettings.library_role,
+            upload_max_mb=e.int("LIBRARY_MAX_MB", DiscordSettings.upload_max_mb, lo=1, hi=200),
+            upload_max_papers=e.int("LIBRARY_MAX_PAPERS", DiscordSettings.upload_max_papers, lo=1, hi=100_000),
         )
         base_url = e.first_str("LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
         if base_url:

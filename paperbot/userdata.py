@@ -69,6 +69,15 @@ MIGRATIONS = (
     CREATE TABLE known_papers (paper_id TEXT PRIMARY KEY, version TEXT NOT NULL);
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
+    # Server libraries: who added each upload and when (its papers are in the store), whether a server's library
+    # is searched from its members' DMs, and the server a watch was made in (its digests see that library).
+    """
+    CREATE TABLE uploads (
+        library TEXT NOT NULL, name TEXT NOT NULL, user_id TEXT NOT NULL, papers INTEGER NOT NULL,
+        added_at {real} NOT NULL, PRIMARY KEY (library, name));
+    CREATE TABLE library_settings (library TEXT PRIMARY KEY, in_dms INTEGER NOT NULL DEFAULT 0);
+    ALTER TABLE watches ADD COLUMN library TEXT NOT NULL DEFAULT '';
+    """,
 )
 VERSION = len(MIGRATIONS)
 
@@ -85,6 +94,17 @@ class Watch:
     topic: str
     channel_id: str = ""  # "" sends the digest by DM; else the channel an admin pointed it at
     last_digest: float = 0.0
+    server: str = ""  # the server it was made in (its digests see that server's library), "" in a DM
+
+
+@dataclass(frozen=True)
+class UploadRecord:
+    """One upload to a server's library, as `/library list` shows it."""
+
+    name: str
+    user_id: str
+    papers: int
+    added_at: float
 
 
 @dataclass(frozen=True)
@@ -173,18 +193,19 @@ class UserData:
 
     # -- watches -------------------------------------------------------------------------------------
 
-    def add_watch(self, user_id: str | int, topic: str, channel_id: str | int = "") -> Watch:
+    def add_watch(self, user_id: str | int, topic: str, channel_id: str | int = "", library: str = "") -> Watch:
         topic = " ".join(topic.split())
         if not topic or len(topic) > MAX_TOPIC:
             raise UserDataError(f"a watch's topic is 1 to {MAX_TOPIC} characters")
         with self.db.write() as tx:
             if _count(tx, "SELECT COUNT(*) FROM watches WHERE user_id = ?", (str(user_id),)) >= MAX_WATCHES:
                 raise UserDataError(f"at most {MAX_WATCHES} watches; remove one first")
-            row = tx.one("INSERT INTO watches (user_id, topic, channel_id, created_at) VALUES (?, ?, ?, ?) "
-                         "RETURNING id", (str(user_id), topic, str(channel_id or ""), time.time()))
+            row = tx.one("INSERT INTO watches (user_id, topic, channel_id, created_at, library) VALUES (?, ?, ?, ?, ?) "
+                         "RETURNING id", (str(user_id), topic, str(channel_id or ""), time.time(), library))
         if row is None:  # both databases return the new row's id
             raise UserDataError("the watch was not stored")
-        return Watch(id=int(row[0]), user_id=str(user_id), topic=topic, channel_id=str(channel_id or ""))
+        return Watch(id=int(row[0]), user_id=str(user_id), topic=topic, channel_id=str(channel_id or ""),
+                     server=library)
 
     def watches(self, user_id: str | int | None = None) -> list[Watch]:
         """A user's watches (every watch when `user_id` is None), oldest first."""
@@ -194,6 +215,42 @@ class UserData:
     def remove_watch(self, user_id: str | int, watch_id: int) -> bool:
         with self.db.write() as tx:
             return tx.run("DELETE FROM watches WHERE id = ? AND user_id = ?", (int(watch_id), str(user_id))) > 0
+
+    # -- server libraries ------------------------------------------------------------------------------
+
+    def record_upload(self, library: str, name: str, user_id: str | int, papers: int) -> None:
+        """An upload stored (or stored again: the latest uploader and time are kept)."""
+        with self.db.write() as tx:
+            tx.run("DELETE FROM uploads WHERE library = ? AND name = ?", (library, name))
+            tx.run("INSERT INTO uploads (library, name, user_id, papers, added_at) VALUES (?, ?, ?, ?, ?)",
+                   (library, name, str(user_id), int(papers), time.time()))
+
+    def uploads(self, library: str) -> list[UploadRecord]:
+        """A server's uploads, newest first."""
+        with self.db.read() as tx:
+            rows = tx.rows("SELECT name, user_id, papers, added_at FROM uploads WHERE library = ? "
+                           "ORDER BY added_at DESC, name", (library,))
+        return [UploadRecord(r[0], r[1], int(r[2]), float(r[3])) for r in rows]
+
+    def forget_upload(self, library: str, name: str) -> bool:
+        with self.db.write() as tx:
+            return tx.run("DELETE FROM uploads WHERE library = ? AND name = ?", (library, name)) > 0
+
+    def set_in_dms(self, library: str, allowed: bool) -> None:
+        """Whether a server's library is searched from DMs of its members."""
+        with self.db.write() as tx:
+            tx.run("DELETE FROM library_settings WHERE library = ?", (library,))
+            tx.run("INSERT INTO library_settings (library, in_dms) VALUES (?, ?)", (library, int(allowed)))
+
+    def in_dms(self, libraries: Iterable[str]) -> set[str]:
+        """Of these servers, those whose library their members' DMs search (off unless a server turned it on)."""
+        wanted = [str(x) for x in libraries]
+        if not wanted:
+            return set()
+        with self.db.read() as tx:
+            rows = tx.rows("SELECT library FROM library_settings WHERE in_dms = 1 AND library IN ("
+                           + ", ".join("?" * len(wanted)) + ")", wanted)
+        return {r[0] for r in rows}
 
     # -- digests ---------------------------------------------------------------------------------------
 
@@ -283,13 +340,13 @@ def _count(tx: Tx, sql: str, args: Sequence[Any]) -> int:
 
 
 def _watches(tx: Tx, user_id: str | int | None) -> list[Watch]:
-    query = "SELECT id, user_id, topic, channel_id, last_digest FROM watches"
+    query = "SELECT id, user_id, topic, channel_id, last_digest, library FROM watches"
     args: tuple = ()
     if user_id is not None:
         query += " WHERE user_id = ?"
         args = (str(user_id),)
     rows = tx.rows(query + " ORDER BY id", args)
-    return [Watch(id=r[0], user_id=r[1], topic=r[2], channel_id=r[3], last_digest=r[4]) for r in rows]
+    return [Watch(id=r[0], user_id=r[1], topic=r[2], channel_id=r[3], last_digest=r[4], server=r[5]) for r in rows]
 
 
 def _pending(tx: Tx, watch_id: int) -> list[tuple[str, float]]:

@@ -9,19 +9,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.embed import Embedder
 from ingest.pipeline import IngestSummary, Progress, ingest
 from ingest.store import Store, Writes
-from paperbot.errors import EmptyCorpusError, PaperbotError, StoreError
+from paperbot.errors import EmptyCorpusError, IngestRunningError, StoreError
 from paperbot.protocols import TextEmbedder
-from paperbot.records import Paper
+from paperbot.records import Paper, Reach
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
+from retrieval.server_library import Upload, add_upload, library_prefix, remove_source
 from retrieval.similar import Similarity
 from retrieval.translate import english_query
 from retrieval.types import SearchResult, Similar
@@ -91,11 +93,16 @@ class Library:
 
         `strict` refuses a file at its first bad record (by default it is skipped and reported).
         """
-        if not self._ingest_lock.acquire(blocking=False):
-            raise PaperbotError("an ingest is already running; wait for it to finish")
-        try:
+        with self._ingesting():
             return ingest(list(paths or self.settings.corpus), self.store, self.embedder, progress=progress,
                           strict=strict)
+
+    @contextmanager
+    def _ingesting(self) -> Iterator[None]:
+        if not self._ingest_lock.acquire(blocking=False):
+            raise IngestRunningError("an ingest is already running; wait for it to finish")
+        try:
+            yield
         finally:
             self._ingest_lock.release()
 
@@ -118,34 +125,58 @@ class Library:
     # -- questions -------------------------------------------------------------------
 
     def search(self, query: str, k: int | None = None, filters: Filters | None = None,
-               within: Sequence[str] | None = None) -> SearchResult:
-        """Papers for `query`; `within` (paper ids) restricts them, as `filters` do, before ranking.
+               within: Sequence[str] | None = None, reach: Reach = Reach.ALL) -> SearchResult:
+        """Papers for `query`; `within` (paper ids) and `reach` (which server libraries it sees) restrict
+        them, as `filters` do, before ranking.
 
         A Chinese query is searched in English (retrieval/translate.py), here for every front end; the
         result's `query` is what was searched."""
-        return self.retriever.search(english_query(query), k, filters, within=within)
+        return self.retriever.search(english_query(query), k, filters, within=within, reach=reach)
 
-    def similar(self, paper_id: str, k: int = 10) -> list[Similar] | None:
+    def similar(self, paper_id: str, k: int = 10, reach: Reach = Reach.ALL) -> list[Similar] | None:
         """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""
-        return self.similarity.similar(paper_id, k)
+        return self.similarity.similar(paper_id, k, reach=reach)
 
-    def related(self, text: str, k: int = 10) -> list[Similar]:
+    def related(self, text: str, k: int = 10, reach: Reach = Reach.ALL) -> list[Similar]:
         """The papers closest to a pasted text (the abstract of the lab's own project)."""
-        return self.similarity.related(text, k)
+        return self.similarity.related(text, k, reach=reach)
 
-    def browse(self, filters: Filters) -> list[Paper]:
+    def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper passing `filters` (an author's papers, an area's papers), orals first."""
-        return self.retriever.browse(filters)
+        return self.retriever.browse(filters, reach)
 
-    def facets(self) -> dict[str, Counter[str]]:
+    def facets(self, reach: Reach = Reach.ALL) -> dict[str, Counter[str]]:
         """Per filter field (author, area, type, track, keyword), the corpus's values and their paper counts."""
-        return facets(self.papers())
+        return facets(self.papers(reach))
 
-    def paper(self, paper_id: str) -> Paper | None:
-        return self.retriever.paper(paper_id)
+    def paper(self, paper_id: str, reach: Reach = Reach.ALL) -> Paper | None:
+        return self.retriever.paper(paper_id, reach)
 
-    def papers(self) -> list[Paper]:
-        return self.retriever.papers()
+    def papers(self, reach: Reach = Reach.ALL) -> list[Paper]:
+        return self.retriever.papers(reach)
+
+    def seen_from(self, reach: Reach) -> SeenLibrary:
+        """This library as a question from `reach` sees it (what question answering and plans are given)."""
+        return SeenLibrary(self, reach)
+
+    # -- server libraries (retrieval/server_library.py) ---------------------------------------------
+
+    def add_upload(self, upload: Upload, *, max_bytes: int, max_papers: int,
+                   progress: Progress | None = None) -> IngestSummary:
+        """Store a server's upload; one ingest at a time per process (PaperbotError while another runs)."""
+        with self._ingesting():
+            return add_upload(upload, self.store, self.embedder, max_bytes=max_bytes, max_papers=max_papers,
+                              progress=progress)
+
+    def remove_upload(self, library: str, name: str) -> int:
+        """Remove the papers of one of a server's uploads; how many there were."""
+        with self._ingesting():
+            return remove_source(library, name, self.store, self.embedder).removed
+
+    def uploads(self, library: str) -> Counter[str]:
+        """A server's uploads (their shown names) and how many papers each holds now."""
+        prefix = library_prefix(library)
+        return Counter(p.source.removeprefix(prefix) for p in self.retriever.papers() if p.library == library)
 
     def content_version(self) -> str:
         """Changes whenever any process writes the store: a cheap way to know cached papers are stale."""
@@ -162,3 +193,25 @@ class Library:
             areas=dict(Counter(p.area for p in papers if p.area).most_common()),
             types=dict(Counter(p.presentation for p in papers if p.presentation).most_common()),
         )
+
+
+class SeenLibrary:
+    """A library as one reach sees it: the same calls, each restricted to the papers `reach` sees (a
+    `paperbot.protocols.PaperLibrary` for question answering, follow-ups and plans)."""
+
+    def __init__(self, library: Library, reach: Reach) -> None:
+        self.library, self.reach = library, reach
+
+    @property
+    def embedder(self) -> TextEmbedder:
+        return self.library.embedder
+
+    def search(self, query: str, k: int | None = None, filters: Filters | None = None,
+               within: Sequence[str] | None = None) -> SearchResult:
+        return self.library.search(query, k, filters, within, reach=self.reach)
+
+    def related(self, text: str, k: int = 10) -> list[Similar]:
+        return self.library.related(text, k, reach=self.reach)
+
+    def paper(self, paper_id: str) -> Paper | None:
+        return self.library.paper(paper_id, self.reach)

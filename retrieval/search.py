@@ -29,7 +29,7 @@ import numpy as np
 from ingest.store import Store
 from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
-from paperbot.records import Paper, paper_id_of
+from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
 from paperbot.text import asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
@@ -139,11 +139,14 @@ class Retriever:
             log.warning("cannot save the serving view to %s (%s); it is rebuilt at every start", path,
                         exc.strerror or exc)
 
-    def papers(self) -> list[Paper]:
-        return list(self.view().papers.values())
+    def papers(self, reach: Reach = Reach.ALL) -> list[Paper]:
+        papers = self.view().papers.values()
+        return list(papers) if reach.everything else [p for p in papers if reach.sees(p)]
 
-    def paper(self, paper_id: str) -> Paper | None:
-        return self.view().papers.get(paper_id)
+    def paper(self, paper_id: str, reach: Reach = Reach.ALL) -> Paper | None:
+        """The paper with this id, when `reach` sees it."""
+        paper = self.view().papers.get(paper_id)
+        return paper if paper is not None and reach.sees(paper) else None
 
     # -- ranking -------------------------------------------------------------------
 
@@ -243,21 +246,23 @@ class Retriever:
     # -- search with snippets and abstention ----------------------------------------
 
     def search(self, query: str, k: int | None = None, filters: Filters | None = None,
-               within: Sequence[str] | None = None) -> SearchResult:
+               within: Sequence[str] | None = None, reach: Reach = Reach.ALL) -> SearchResult:
         """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
-        like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar."""
+        like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar;
+        `reach` (the server libraries the question may see) restricts them the same way."""
         shown, query = search_text(query), search_text(query, mark=False)  # what was searched, as shown; as embedded
         k = k or self.settings.top_k
         filters = filters or None
         if not query:
             return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
-        allowed = None
+        allowed = view.reach_mask(reach) if view.papers else None
         if within is not None:
             if not view.papers:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
-            allowed = np.zeros(len(view.papers), dtype=bool)
-            allowed[[view.paper_index[p] for p in within if p in view.paper_index]] = True
+            listed = np.zeros(len(view.papers), dtype=bool)
+            listed[[view.paper_index[p] for p in within if p in view.paper_index]] = True
+            allowed = listed if allowed is None else allowed & listed
             if not allowed.any():
                 return SearchResult(query=shown, hits=[], abstained=True, reason="none of those papers is stored",
                                     filters=filters)
@@ -266,7 +271,8 @@ class Retriever:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
             allowed = view.mask(filters) if allowed is None else allowed & view.mask(filters)
             if not allowed.any():
-                notice = no_match_notice(filters, list(view.papers.values()), view.filter_index)
+                notice = no_match_notice(filters, self.papers(reach),
+                                         view.filter_index if view.reach_mask(reach) is None else None)
                 return SearchResult(query=shown, hits=[], abstained=True, reason=notice.split("\n")[0],
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
@@ -276,10 +282,10 @@ class Retriever:
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters)
 
-    def browse(self, filters: Filters) -> list[Paper]:
-        """Every paper passing `filters`, orals first, then by title."""
+    def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
+        """Every paper `reach` sees passing `filters`, orals first, then by title."""
         view = self.view()
-        return select(list(view.papers.values()), filters, view.filter_index)
+        return [p for p in select(list(view.papers.values()), filters, view.filter_index) if reach.sees(p)]
 
     def is_relevant(self, r: RankedPaper) -> bool:
         """The rule for a paper with no sentence to judge (no abstract yet): its best chunk, title included."""

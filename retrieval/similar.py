@@ -14,7 +14,7 @@ import numpy as np
 
 from ingest.chunk import chunk_text
 from paperbot.errors import EmptyCorpusError
-from paperbot.records import indexed_text
+from paperbot.records import Reach, indexed_text
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.search import CANDIDATES, Retriever
 from retrieval.types import Similar
@@ -31,15 +31,17 @@ class Similarity:
     def __init__(self, retriever: Retriever) -> None:
         self.retriever = retriever
 
-    def similar(self, paper_id: str, k: int = 10, mode: str = "hybrid") -> list[Similar] | None:
+    def similar(self, paper_id: str, k: int = 10, mode: str = "hybrid",
+                reach: Reach = Reach.ALL) -> list[Similar] | None:
         """The papers nearest to one stored paper, best first (None when there is no such paper).
 
         The paper's own chunk vectors (averaged) search the vector index; its most
-        distinctive terms are the BM25 query; both are fused as in `rank`.
+        distinctive terms are the BM25 query; both are fused as in `rank`. Only papers `reach` sees are
+        looked up and returned.
         """
         view = self.retriever.view()
         paper = view.papers.get(paper_id)
-        if paper is None:
+        if paper is None or not reach.sees(paper):
             return None
         chunk_idx = np.flatnonzero(view.chunk_paper_idx == view.paper_index[paper_id])
         vectors = list(self.retriever.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]).values())
@@ -47,9 +49,9 @@ class Similarity:
             return None
         qvec = _unit(np.asarray(vectors, dtype=np.float32).mean(axis=0))
         text = indexed_text(paper.title, paper.abstract, paper.keywords)
-        return self._like(view, text, qvec, k, exclude=paper_id, mode=mode)
+        return self._like(view, text, qvec, k, exclude=paper_id, mode=mode, reach=reach)
 
-    def related(self, text: str, k: int = 10, mode: str = "hybrid") -> list[Similar]:
+    def related(self, text: str, k: int = 10, mode: str = "hybrid", reach: Reach = Reach.ALL) -> list[Similar]:
         """The papers closest to a text such as the abstract of the lab's own project."""
         text = " ".join(text.split())[:RELATED_MAX_CHARS]
         if not text:
@@ -60,13 +62,13 @@ class Similarity:
         pieces = [c.text for c in chunk_text(text, max_tokens=int(self.retriever.embedder.max_tokens * 0.8),
                                             count_tokens=self.retriever.embedder.count_tokens)] or [text]
         qvec = _unit(np.asarray(self.retriever.embedder.encode(pieces), dtype=np.float32).mean(axis=0))
-        return self._like(view, text, qvec, k, exclude=None, mode=mode)
+        return self._like(view, text, qvec, k, exclude=None, mode=mode, reach=reach)
 
     def _like(self, view: CorpusView, text: str, qvec: np.ndarray, k: int, exclude: str | None,
-              mode: str) -> list[Similar]:
+              mode: str, reach: Reach) -> list[Similar]:
         terms = key_terms(view.keyword, text)
         ranked = self.retriever.rank(text, depth=max(CANDIDATES, k + 1), query_vector=qvec, view=view, mode=mode,
-                           query_tokens=list(terms))
+                                     allowed=view.reach_mask(reach), query_tokens=list(terms))
         ranked = [r for r in ranked if r.paper_id != exclude][:k]
         surface = surface_forms(text)
         out = []

@@ -39,7 +39,7 @@ import numpy as np
 
 from ingest.store import Store
 from paperbot.memory import release_free_memory
-from paperbot.records import PAPER_FIELDS, Paper, StoredChunk, assemble_parts, indexed_text
+from paperbot.records import PAPER_FIELDS, PROGRAM, Paper, Reach, StoredChunk, assemble_parts, indexed_text
 from paperbot.settings import StoreSettings
 from retrieval.filters import FilterIndex, Filters
 from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex
@@ -87,6 +87,9 @@ class CorpusView:
                                           count=len(chunk_ids))
         self.chunk_paper_idx = chunk_paper_idx
         self._filter_index: FilterIndex | None = None
+        # Each paper's server library (index into `_library_names`; 0 is the program), built on first use.
+        self._library_codes: np.ndarray | None = None
+        self._library_names: list[str] = []
         # Chunk vectors read so far (float16), packed in the order they were read; _slot maps a chunk row to
         # its place there, -1 while unread.
         self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
@@ -260,6 +263,21 @@ class CorpusView:
     def mask(self, filters: Filters) -> np.ndarray:
         """Which papers pass `filters`, aligned with `papers`."""
         return self.filter_index.mask(filters)
+
+    def reach_mask(self, reach: Reach) -> np.ndarray | None:
+        """Which papers `reach` sees, aligned with `papers`; None when it sees them all (no server library
+        outside it is stored), so a store without server libraries costs nothing."""
+        if reach.everything:
+            return None
+        if self._library_codes is None:
+            names = {PROGRAM: 0}
+            codes = np.fromiter((names.setdefault(p.library, len(names)) for p in self.papers.values()),
+                                dtype=np.int32, count=len(self.papers))
+            self._library_names, self._library_codes = list(names), codes
+        if all(name in reach.libraries for name in self._library_names[1:]):
+            return None
+        seen = [i for i, name in enumerate(self._library_names) if i == 0 or name in reach.libraries]
+        return np.isin(self._library_codes, seen)
 
     def vectors_of(self, rows: np.ndarray, store: Store) -> np.ndarray:
         """The vectors (float16) of these chunk rows; the ones not read yet are read from the store once.

@@ -10,7 +10,8 @@ from discord import app_commands
 from bot.app import replies as messages
 from bot.app.markdown import escape
 from bot.app.guard import guild_allowed, is_admin
-from bot.app.seam import bot_of
+from bot.app.seam import BotSeam, bot_of
+from paperbot.records import Reach
 
 
 class Refusal(app_commands.CheckFailure):
@@ -63,11 +64,26 @@ def admins_only(interaction: discord.Interaction) -> bool:
     if interaction.guild_id is None:
         raise ServersOnly("REINDEX_SERVERS_ONLY")
     role = bot_of(interaction).settings.discord.admin_role
-    roles = getattr(interaction.user, "roles", [])
-    if not is_admin(
-            manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
-            role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role):
+    if not _manages(interaction, role):
         raise NotAdmin("NOT_ADMIN", role=escape(role)) if role else NotAdmin("NOT_ADMIN_NO_ROLE")
+    return True
+
+
+def _manages(interaction: discord.Interaction, role: str | None) -> bool:
+    """Manage Server (or Administrator), or `role`."""
+    roles = getattr(interaction.user, "roles", [])
+    return is_admin(manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
+                    role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role)
+
+
+def library_editors(interaction: discord.Interaction) -> bool:
+    """/library add, remove and dms: members with Manage Server, or the library role (LIBRARY_ROLE; the admin
+    role when unset)."""
+    if interaction.guild_id is None:
+        raise ServersOnly("LIBRARY_SERVERS_ONLY")
+    role = bot_of(interaction).settings.discord.library_role
+    if not _manages(interaction, role):
+        raise NotAdmin("LIBRARY_NOT_EDITOR", role=escape(role)) if role else NotAdmin("LIBRARY_NOT_EDITOR_NO_ROLE")
     return True
 
 
@@ -78,3 +94,15 @@ def server_allowed(interaction: discord.Interaction) -> bool:
     if interaction.type is discord.InteractionType.application_command:
         raise GuildNotAllowed("GUILD_NOT_ALLOWED")
     return False
+
+
+async def reach_of(bot: BotSeam, guild_id: int | None, user: discord.abc.User) -> Reach:
+    """Which server libraries a question sees: in a server, its own; in a DM, those of the servers the user shares
+    with the bot that allow it (`/library dms`); the program always."""
+    if guild_id is not None:
+        return Reach.server(guild_id)
+    return await bot.dm_reach([g.id for g in getattr(user, "mutual_guilds", ())])
+
+
+async def interaction_reach(interaction: discord.Interaction) -> Reach:
+    return await reach_of(bot_of(interaction), interaction.guild_id, interaction.user)

@@ -32,7 +32,7 @@ from bot.app import embeds
 
 from bot.app import autocomplete
 from bot.app import replies as bot_messages
-from bot.app.access import RateLimited, server_allowed
+from bot.app.access import RateLimited, reach_of, server_allowed
 from bot.app.commands import register
 from bot.app.conversation import Conversations
 from bot.app.failures import PermissionWarnings, report_interaction_error, report_message_error
@@ -47,23 +47,25 @@ from bot.runtime import Services
 from bot.display import without_llm_prefix
 from paperbot import messages
 from paperbot.language import message_language
-from paperbot.records import Paper
+from paperbot.records import Paper, Reach
 from paperbot.text import clean_question
-from paperbot.userdata import Claim, UserData, Watch
+from paperbot.userdata import Claim, UploadRecord, UserData, Watch
 from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
 from retrieval.plan import Plan, plan_for
 from retrieval.qa import answer_question, search_follow_up
+from retrieval.server_library import Upload, shown_name
 from retrieval.types import Answer, SearchResult, Similar
 
 if TYPE_CHECKING:
-    from ingest.pipeline import IngestSummary
+    from ingest.pipeline import IngestSummary, Progress
 
 log = logging.getLogger(__name__)
 
 PAPERS_RECHECK = 5.0  # seconds between checks that the cached paper list is still the store's
 PAPERS_RELOAD_WAIT = 0.1  # seconds a lookup waits for a reload of the paper list before using the current one
 LOOKUP_FACTOR = 6  # cheap lookups (/paper, buttons) allowed per question in the same window
+REACH_LISTS_KEPT = 64  # servers with a library of their own whose paper lists (and autocomplete) are kept
 RESULTS_KEPT = 512  # answers and searches remembered for their buttons (older ones are rebuilt or refused)
 
 
@@ -126,6 +128,7 @@ class PaperBot(discord.Client):
         self._papers_reload: asyncio.Task | None = None
         # Made from the paper list (facets, autocomplete indexes): name -> ((papers, value) made, (papers, task) making)
         self._derived: dict[str, tuple[tuple[list[Paper], object] | None, tuple[list[Paper], asyncio.Future] | None]] = {}
+        self._reach_lists: dict[str, tuple[list[Paper], list[Paper]]] = {}
         self.tree = PaperTree(
             self,
             allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
@@ -193,22 +196,22 @@ class PaperBot(discord.Client):
     # -- the core, off the event loop ---------------------------------------------------------
 
     async def answer(self, question: str, preview: StreamingPreview | None = None,
-                     history: list[Turn] | None = None, filters: Filters | None = None, *, use_llm: bool = True,
-                     language: str | None = None) -> Answer:
+                     history: list[Turn] | None = None, filters: Filters | None = None, *, reach: Reach,
+                     use_llm: bool = True, language: str | None = None) -> Answer:
         """A cited answer; at most DISCORD_MAX_CONCURRENCY run at once, the rest wait their turn.
 
         `use_llm=False` answers extractively this once; `language` is that of the fixed text.
         """
         start = time.perf_counter()
-        answer = await self._answer(question, preview, history, filters, use_llm, language)
+        answer = await self._answer(question, preview, history, filters, reach, use_llm, language)
         if answer.latency_ms is None:
             answer = replace(answer, latency_ms=(time.perf_counter() - start) * 1000)
         return answer
 
     @core(WORK)
     async def _answer(self, question: str, preview: StreamingPreview | None, history: list[Turn] | None,
-                      filters: Filters | None, use_llm: bool, language: str | None) -> Answer:
-        return await answer_question(self.library, question, llm=self.llm if use_llm else None,
+                      filters: Filters | None, reach: Reach, use_llm: bool, language: str | None) -> Answer:
+        return await answer_question(self.library.seen_from(reach), question, llm=self.llm if use_llm else None,
                                      max_chars=embeds.ANSWER_CHARS, language=language,
                                      on_text=preview.on_text if preview is not None else None,
                                      history=history or (), filters=filters)
@@ -249,6 +252,46 @@ class PaperBot(discord.Client):
     async def _ingest(self) -> IngestSummary:
         return await asyncio.to_thread(self.library.ingest)
 
+    # -- server libraries (bot/app/library_commands.py) -----------------------------------------------------
+
+    @core(INGEST)
+    async def add_upload(self, upload: Upload, user_id: int, progress: Progress) -> IngestSummary:
+        """Store a server's upload (one ingest at a time), then record who added it; watches hear of it."""
+        ds = self.settings.discord
+        summary = await asyncio.to_thread(self.library.add_upload, upload, max_bytes=ds.upload_max_mb * 2**20,
+                                          max_papers=ds.upload_max_papers, progress=progress)
+        name = shown_name(upload.filename)
+        papers = (await asyncio.to_thread(self.library.uploads, upload.library))[name]
+        await asyncio.to_thread(self.user_data.record_upload, upload.library, name, user_id, papers)
+        log.info("library %s: %s uploaded by %s: %s", upload.library, name, user_id, summary.line())
+        self.forget_papers()
+        self.in_background(self.watcher.run_once())
+        return summary
+
+    @core(LOOKUP)
+    async def uploads(self, library: str) -> tuple[list[UploadRecord], Counter[str]]:
+        """A server's uploads as recorded (who, when) and the papers each holds in the store now."""
+        records = await asyncio.to_thread(self.user_data.uploads, library)
+        return records, await asyncio.to_thread(self.library.uploads, library)
+
+    @core(INGEST)
+    async def remove_upload(self, library: str, name: str) -> int:
+        removed = await asyncio.to_thread(self.library.remove_upload, library, name)
+        await asyncio.to_thread(self.user_data.forget_upload, library, name)
+        log.info("library %s: %s removed (%d papers)", library, name, removed)
+        self.forget_papers()
+        return removed
+
+    @core(LOOKUP)
+    async def set_in_dms(self, library: str, allowed: bool) -> None:
+        await asyncio.to_thread(self.user_data.set_in_dms, library, allowed)
+
+    @core(LOOKUP)
+    async def dm_reach(self, server_ids: list[int]) -> Reach:
+        """What a DM sees: the program, and the libraries of these servers (those the user shares with the bot)
+        that their admins opened to DMs (`/library dms`; off by default)."""
+        return Reach.server(*await asyncio.to_thread(self.user_data.in_dms, [str(i) for i in server_ids]))
+
     @core(WORK)
     async def about(self) -> embeds.AboutInfo:
         """What /about shows: the corpus's size, sources, model and areas (the store may be slow: off the loop)."""
@@ -260,54 +303,57 @@ class PaperBot(discord.Client):
     # -- questions ---------------------------------------------------------------------------
 
     @core(WORK)
-    async def search(self, query: str, k: int, filters: Filters | None = None) -> SearchResult:
+    async def search(self, query: str, k: int, filters: Filters | None = None, *, reach: Reach) -> SearchResult:
         """/search: a Chinese query is searched in English (by the library); `result.query` says so."""
-        return await asyncio.to_thread(self.library.search, query, k, filters)
+        return await asyncio.to_thread(self.library.search, query, k, filters, reach=reach)
 
     @core(WORK)
-    async def similar(self, paper_id: str, k: int) -> list[Similar] | None:
-        return await asyncio.to_thread(self.library.similar, paper_id, k)
+    async def similar(self, paper_id: str, k: int, *, reach: Reach) -> list[Similar] | None:
+        return await asyncio.to_thread(self.library.similar, paper_id, k, reach)
 
     @core(WORK)
-    async def related(self, text: str, k: int) -> list[Similar]:
-        return await asyncio.to_thread(self.library.related, text, k)
+    async def related(self, text: str, k: int, *, reach: Reach) -> list[Similar]:
+        return await asyncio.to_thread(self.library.related, text, k, reach)
 
     @core(WORK)
-    async def browse(self, filters: Filters) -> list[Paper]:
+    async def browse(self, filters: Filters, *, reach: Reach) -> list[Paper]:
         """The papers passing `filters` (an author's, an area's), through the store's filter index."""
-        return await asyncio.to_thread(self.library.browse, filters)
+        return await asyncio.to_thread(self.library.browse, filters, reach)
 
-    async def facets(self) -> dict[str, Counter[str]]:
+    async def facets(self, reach: Reach) -> dict[str, Counter[str]]:
         """The corpus's authors, areas, types, tracks and keywords with paper counts (for autocomplete)."""
-        return (await self._facet_cache())[1]
+        return (await self._facet_cache(reach))[1]
 
     @core(LOOKUP)
-    async def value_choices(self, field: str, typed: str) -> list[str]:
+    async def value_choices(self, field: str, typed: str, *, reach: Reach) -> list[str]:
         """Autocomplete for one filter field; computed off the event loop (a conference has thousands of authors)."""
-        chooser = (await self._facet_cache())[2][field]
+        chooser = (await self._facet_cache(reach))[2][field]
         return await asyncio.to_thread(chooser, typed)
 
-    async def _facet_cache(self) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
+    async def _facet_cache(self, reach: Reach) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
         def build(papers: list[Paper]) -> tuple[list[Paper], dict[str, Counter[str]], dict[str, Choices]]:
             counts = facets(papers)
             return papers, counts, {name: Choices(c) for name, c in counts.items()}
 
-        return await self._of_papers("facets", build)
+        return await self._of_papers("facets", build, reach)
 
     @core(LOOKUP)
-    async def paper_choices(self, typed: str) -> list[tuple[str, str]]:
+    async def paper_choices(self, typed: str, *, reach: Reach) -> list[tuple[str, str]]:
         """Paper autocomplete, (name, value) pairs; matched off the event loop over a per-list index."""
-        chooser = await self._of_papers("paper_choices", autocomplete.PaperChoices)
+        chooser = await self._of_papers("paper_choices", autocomplete.PaperChoices, reach)
         return await asyncio.to_thread(chooser, typed)
 
     @core(LOOKUP)
-    async def _of_papers(self, name: str, build):
-        """What `build(papers)` makes of the current paper list, made in a thread once per list.
+    async def _of_papers(self, name: str, build, reach: Reach):
+        """What `build(papers)` makes of the paper list `reach` sees, made in a thread once per list.
 
         While a new list's is being made, the previous one serves (after waiting at most
         PAPERS_RELOAD_WAIT), as for the paper list itself.
         """
-        papers = await self.papers()
+        everything = await self.papers()
+        papers = self._reached(everything, reach)
+        if papers is not everything:  # a server with a library of its own: its own lists
+            name = f"{name}:{reach.key()}"
         done, making = self._derived.get(name, (None, None))
         if done is not None and done[0] is papers:
             return done[1]
@@ -320,12 +366,14 @@ class PaperBot(discord.Client):
                 return done[1]
         value = await making[1]
         self._derived[name] = ((papers, value), None)
+        while len(self._derived) > 2 * REACH_LISTS_KEPT:  # the oldest servers' lists go first
+            self._derived.pop(next(k for k in self._derived if ":" in k))
         return value
 
     @core(WORK)
-    async def plan(self, text: str, k: int, day: str = "") -> Plan:
+    async def plan(self, text: str, k: int, day: str = "", *, reach: Reach) -> Plan:
         """The plan of the papers a topic (or a pasted abstract) finds."""
-        return await asyncio.to_thread(plan_for, self.library, text, k, day)
+        return await asyncio.to_thread(plan_for, self.library.seen_from(reach), text, k, day)
 
     @property
     def user_data(self) -> UserData:
@@ -362,8 +410,8 @@ class PaperBot(discord.Client):
         return await asyncio.to_thread(self.user_data.forget_user, user_id)
 
     @core(LOOKUP)
-    async def add_watch(self, user_id: int, topic: str, channel_id: int | str = "") -> Watch:
-        return await asyncio.to_thread(self.user_data.add_watch, user_id, topic, channel_id)
+    async def add_watch(self, user_id: int, topic: str, channel_id: int | str = "", library: str = "") -> Watch:
+        return await asyncio.to_thread(self.user_data.add_watch, user_id, topic, channel_id, library)
 
     @core(LOOKUP)
     async def watches(self, user_id: int) -> list[Watch]:
@@ -374,13 +422,13 @@ class PaperBot(discord.Client):
         return await asyncio.to_thread(self.user_data.remove_watch, user_id, watch_id)
 
     @core(WORK)
-    async def search_follow_up(self, question: str, history: list[Turn]) -> SearchResult:
+    async def search_follow_up(self, question: str, history: list[Turn], *, reach: Reach) -> SearchResult:
         """The search behind an answer to `question` in its conversation (to rebuild its sources)."""
-        return await asyncio.to_thread(search_follow_up, self.library, question, history)
+        return await asyncio.to_thread(search_follow_up, self.library.seen_from(reach), question, history)
 
     @core(LOOKUP)
-    async def papers(self) -> list[Paper]:
-        """Every paper, cached for autocomplete; reloaded when any process has changed the store.
+    async def papers(self, *, reach: Reach = Reach.ALL) -> list[Paper]:
+        """Every paper `reach` sees, cached for autocomplete; reloaded when any process has changed the store.
 
         Once there is a list, a reload runs in the background; the caller waits for it at most
         PAPERS_RELOAD_WAIT and is served the current list otherwise: rebuilding the view after a
@@ -398,7 +446,7 @@ class PaperBot(discord.Client):
         reload = self._papers_reload
         if reload is not None:
             await asyncio.wait([reload], timeout=PAPERS_RELOAD_WAIT)
-        return self._papers
+        return self._reached(self._papers, reach)
 
     async def _reload_papers(self) -> None:  # no lane: the lookups that wait for it hold theirs
         try:
@@ -475,10 +523,22 @@ class PaperBot(discord.Client):
         """The store changed (a /reindex): the next call reloads the list (in the background, see `papers`)."""
         self._papers_checked = float("-inf")
 
+    def _reached(self, papers: list[Paper], reach: Reach) -> list[Paper]:
+        """`papers` as `reach` sees them: the same list when it sees them all (no server library outside it)."""
+        key = reach.key()
+        kept = self._reach_lists.get(key)
+        if kept is not None and kept[0] is papers:
+            return kept[1]
+        seen = papers if all(reach.sees(p) for p in papers) else [p for p in papers if reach.sees(p)]
+        self._reach_lists[key] = (papers, seen)
+        while len(self._reach_lists) > REACH_LISTS_KEPT:
+            self._reach_lists.pop(next(iter(self._reach_lists)))
+        return seen
+
     @core(LOOKUP)
-    async def find_paper(self, typed: str) -> Paper | None:
+    async def find_paper(self, typed: str, *, reach: Reach) -> Paper | None:
         """The paper with this id or label, else the best autocomplete match (looked up off the event loop)."""
-        papers = await self.papers()
+        papers = self._reached(await self.papers(), reach)
         needle = typed.strip().lower()
 
         def exact() -> Paper | None:
@@ -488,7 +548,7 @@ class PaperBot(discord.Client):
         found = await asyncio.to_thread(exact)
         if found is not None:
             return found
-        choices = await self.paper_choices(typed)
+        choices = await self.paper_choices(typed, reach=reach)
         if choices:
             return next((p for p in papers if p.paper_id == choices[0][1]), None)
         return None
@@ -550,7 +610,8 @@ class PaperBot(discord.Client):
         try:
             async with message.channel.typing():
                 history = await self.conversations.history(message)
-                answer = await self.answer(question, preview, history, use_llm=use_llm)
+                reach = await reach_of(self, message.guild.id if message.guild else None, message.author)
+                answer = await self.answer(question, preview, history, reach=reach, use_llm=use_llm)
         finally:
             await preview.close()
         thread = message.guild is not None and not isinstance(message.channel, discord.Thread)

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
 
-from bot.app import embeds, week
+from bot.app import embeds, library_commands, week
+from bot.app.library_commands import summary_text
 from bot.app.identity import asked_in
 
 from bot.app import markdown
 
 from bot.app import autocomplete
 from bot.app import replies as bot_messages
-from bot.app.access import admins_only, lookup_limited, rate_limited
+from bot.app.access import admins_only, interaction_reach, lookup_limited, rate_limited
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, StreamingPreview, respond
 from bot.app.views import (
@@ -32,14 +33,10 @@ from paperbot.records import PRESENTATION_TYPES
 from paperbot.text import clean_question
 from retrieval.filters import Filters, no_match_notice
 
-if TYPE_CHECKING:
-    from ingest.pipeline import IngestSummary
-
 QUESTION_MAX = 1000
 FILTER_MAX = 100
 LIST_PAGE = 10  # papers per page of /author and /area
 SIMILAR_K = 8
-SUMMARY_NOTES = 6  # notes of an ingest shown under /reindex's summary; the log has the rest
 RELATED_MAX_BYTES = 64 * 1024
 TYPE_CHOICES = [app_commands.Choice(name=t, value=t) for t in PRESENTATION_TYPES]
 FILTER_HELP = {
@@ -94,7 +91,8 @@ async def _answer(interaction: discord.Interaction, question: str, *, private: b
                if in_conversation and isinstance(channel, discord.Thread) else [])  # /ask in the bot's thread
     preview = StreamingPreview(question, interaction=interaction) if use_llm else None
     try:
-        answer = await bot.answer(question, preview, history, filters, use_llm=use_llm, language=lang)
+        answer = await bot.answer(question, preview, history, filters, reach=await interaction_reach(interaction),
+                                  use_llm=use_llm, language=lang)
     finally:
         if preview is not None:
             await preview.close()
@@ -146,7 +144,8 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
     if not query:
         await respond(interaction, embeds.text_pages(messages.text("EMPTY_QUESTION", _locale(interaction))))
         return
-    result = await bot.search(query, SEARCH_DEPTH, _filters(author, area, kind, track, keyword))
+    result = await bot.search(query, SEARCH_DEPTH, _filters(author, area, kind, track, keyword),
+                              reach=await interaction_reach(interaction))
     key = new_key()
     bot.remember(key, result)
     lang = message_language(query, str(interaction.locale))
@@ -158,7 +157,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
 @app_commands.describe(paper="Start typing a label or id")
 @app_commands.check(lookup_limited)
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
-    record = await bot_of(interaction).find_paper(paper)
+    record = await bot_of(interaction).find_paper(paper, reach=await interaction_reach(interaction))
     if record is None:
         note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(paper)}”")
         await interaction.response.send_message(note,
@@ -169,7 +168,7 @@ async def paper(interaction: discord.Interaction, paper: app_commands.Range[str,
 
 
 async def paper_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    found = await bot_of(interaction).paper_choices(current)
+    found = await bot_of(interaction).paper_choices(current, reach=await interaction_reach(interaction))
     return [app_commands.Choice(name=name, value=value) for name, value in found]
 
 
@@ -177,7 +176,7 @@ def _values_autocomplete(field: str):
     """Autocomplete for a filter option from the corpus's own values (most common first)."""
 
     async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        found = await bot_of(interaction).value_choices(field, current)
+        found = await bot_of(interaction).value_choices(field, current, reach=await interaction_reach(interaction))
         return [app_commands.Choice(name=name, value=value) for name, value in autocomplete.value_choices(found)]
 
     return complete
@@ -186,9 +185,10 @@ def _values_autocomplete(field: str):
 async def _send_list(interaction: discord.Interaction, heading: str, filters: Filters) -> None:
     bot = bot_of(interaction)
     await interaction.response.defer(thinking=True)
-    papers = await bot.browse(filters)
+    reach = await interaction_reach(interaction)
+    papers = await bot.browse(filters, reach=reach)
     if not papers:
-        notice = await asyncio.to_thread(no_match_notice, filters, await bot.papers())
+        notice = await asyncio.to_thread(no_match_notice, filters, await bot.papers(reach=reach))
         await respond(interaction, embeds.text_pages(markdown.escape(notice)))
         return
     key = new_key()
@@ -221,14 +221,15 @@ async def area(interaction: discord.Interaction, area: FilterText) -> None:
 @app_commands.check(rate_limited)
 async def similar(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     bot = bot_of(interaction)
-    record = await bot.find_paper(paper)
+    reach = await interaction_reach(interaction)
+    record = await bot.find_paper(paper, reach=reach)
     if record is None:
         note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(paper)}”")
         await interaction.response.send_message(note,
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
     await interaction.response.defer(thinking=True)
-    found = await bot.similar(record.paper_id, SIMILAR_K) or []
+    found = await bot.similar(record.paper_id, SIMILAR_K, reach=reach) or []
     heading = bot_messages.text("SIMILAR_HEADING", _locale(interaction), title=embeds.title_of(record))
     await respond(interaction, embeds.similar_pages(record, found, heading, _locale(interaction)))
 
@@ -267,7 +268,7 @@ async def related(interaction: discord.Interaction, text: app_commands.Range[str
             await interaction.response.send_message(note, ephemeral=True,
                                                     allowed_mentions=NO_MENTIONS)
         return
-    found = await bot.related(body, SIMILAR_K)
+    found = await bot.related(body, SIMILAR_K, reach=await interaction_reach(interaction))
     lang = message_language(body, str(interaction.locale))
     await respond(interaction, embeds.similar_pages(None, found, bot_messages.text("RELATED_HEADING", lang), lang))
 
@@ -296,23 +297,14 @@ async def reindex(interaction: discord.Interaction) -> None:
         await interaction.response.send_message(note, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
         summary = await bot.reindex()
-        note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=_summary_text(summary))
+        note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=summary_text(summary))
         await interaction.followup.send(note, ephemeral=True,
                                         allowed_mentions=NO_MENTIONS)
         return
     await interaction.response.defer(thinking=True, ephemeral=True)
     summary = await bot.reindex()
-    note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=_summary_text(summary))
+    note = bot_messages.text("REINDEX_DONE", _locale(interaction), summary=summary_text(summary))
     await respond(interaction, embeds.text_pages(note), ephemeral=True)
-
-
-def _summary_text(summary: IngestSummary) -> str:
-    """The ingest's summary line and the first of its notes (a folder's in one line each), made inert."""
-    notes = summary.notes()
-    lines = [summary.line(), *(f"• {markdown.escape(n)}" for n in notes[:SUMMARY_NOTES])]
-    if len(notes) > SUMMARY_NOTES:
-        lines.append(f"• … {len(notes) - SUMMARY_NOTES} more (the log has them all)")
-    return "\n".join(lines)
 
 
 def _wire_autocomplete() -> None:
@@ -326,11 +318,12 @@ def _wire_autocomplete() -> None:
     paper.autocomplete("paper")(paper_autocomplete)
     similar.autocomplete("paper")(paper_autocomplete)
     week.wire_autocomplete()
+    library_commands.wire_autocomplete()
 
 
 def register(tree: app_commands.CommandTree) -> None:
     _wire_autocomplete()
     command: app_commands.Command[Any, ..., Any] | app_commands.Group | app_commands.ContextMenu
     for command in (ask, search, paper, author, area, similar, related, about, reindex, ask_about_message,
-                    *week.COMMANDS):
+                    *week.COMMANDS, *library_commands.COMMANDS):
         tree.add_command(command)

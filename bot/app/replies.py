@@ -58,6 +58,23 @@ RATE_LIMITED = "You're asking faster than I can read. Please try again in {secon
 GUILD_NOT_ALLOWED = "This bot is not enabled on this server."
 NOT_ADMIN = "Only server admins (Manage Server permission or the {role} role) can rebuild the index."
 NOT_ADMIN_NO_ROLE = "Only server admins (Manage Server permission) can rebuild the index."
+LIBRARY_SERVERS_ONLY = "Server libraries live in servers: run `/library` there."
+LIBRARY_NOT_EDITOR = "Only members with Manage Server or the {role} role can change this server's library."
+LIBRARY_NOT_EDITOR_NO_ROLE = "Only members with Manage Server can change this server's library."
+LIBRARY_TOO_LARGE = "{file} is {size}; this server's library takes files of at most {limit}."
+LIBRARY_READING = "Reading {file}…"
+LIBRARY_EMBEDDING = "{file}: read; embedding {done}/{total} chunks{eta}."
+LIBRARY_ETA = ", about {seconds} s left"
+LIBRARY_ADDED = "{file} is in this server's library: {summary}"
+LIBRARY_REFUSED = "{file} was not added, nothing was stored: {problem}"
+LIBRARY_BUSY = "Another ingest is running; try again when it has finished."
+LIBRARY_EMPTY = "This server's library is empty. `/library add` adds a paper list (any format `paperbot ingest` reads)."
+LIBRARY_HEADING = "This server's library"
+LIBRARY_LINE = "**{file}** · {papers} papers · added by {user} on {day}"
+LIBRARY_IN_DMS_ON = "This server's library is searched from DMs of its members too."
+LIBRARY_IN_DMS_OFF = "This server's library is searched in this server only."
+LIBRARY_REMOVED = "Removed {file} from this server's library ({papers} papers)."
+LIBRARY_NOT_THERE = "This server's library has no upload named {file}."
 REINDEX_RUNNING = "An index rebuild is already running; I'll post its result here when it finishes."
 REINDEX_RUNNING_ELSEWHERE = "An index rebuild is already running. Please try again when it has finished."
 REINDEX_SERVERS_ONLY = "`/reindex` works in servers only, where admins can run it."
@@ -204,6 +221,18 @@ COMMANDS_ZH = {
     "Your watches.": "你的订阅。",
     "Stop one of your watches.": "停止你的某个订阅。",
     "Start typing one of your watches": "输入你的某个订阅",
+    "library": "文库",
+    "This server's own papers: add, list, remove.": "本服务器自己的论文：添加、列出、移除。",
+    "Add a paper list (JSON, JSONL, CSV or text) to this server's library.": "把论文列表（JSON、JSONL、CSV 或文本）加入本服务器的文库。",
+    "A paper list in any format `paperbot ingest` reads": "`paperbot ingest` 能读取的任何格式的论文列表",
+    "The papers this server has added, who added them and when.": "本服务器加入的论文，由谁、何时加入。",
+    "Remove one upload and its papers from this server's library.": "从本服务器的文库中移除一次上传及其论文。",
+    "source": "来源",
+    "Start typing the name of an upload": "输入某次上传的名称",
+    "dms": "私信",
+    "Whether members' DMs with the bot search this server's library too.": "成员与机器人的私信是否也搜索本服务器的文库。",
+    "allowed": "允许",
+    "Search this library from members' DMs (default: no)": "在成员的私信中搜索这个文库（默认：否）",
 }
 
 ZH = {
@@ -275,6 +304,23 @@ ZH = {
     "GUILD_NOT_ALLOWED": "这个机器人没有在本服务器启用。",
     "NOT_ADMIN": "只有服务器管理员（拥有“管理服务器”权限或 {role} 身份组）可以重建索引。",
     "NOT_ADMIN_NO_ROLE": "只有服务器管理员（拥有“管理服务器”权限）可以重建索引。",
+    "LIBRARY_SERVERS_ONLY": "服务器文库只存在于服务器中：请在服务器里使用 `/library`。",
+    "LIBRARY_NOT_EDITOR": "只有拥有“管理服务器”权限或 {role} 身份组的成员可以修改本服务器的文库。",
+    "LIBRARY_NOT_EDITOR_NO_ROLE": "只有拥有“管理服务器”权限的成员可以修改本服务器的文库。",
+    "LIBRARY_TOO_LARGE": "{file} 大小为 {size}；本服务器的文库只接受不超过 {limit} 的文件。",
+    "LIBRARY_READING": "正在读取 {file}…",
+    "LIBRARY_EMBEDDING": "{file}：已读取；正在嵌入 {done}/{total} 个片段{eta}。",
+    "LIBRARY_ETA": "，大约还需 {seconds} 秒",
+    "LIBRARY_ADDED": "{file} 已加入本服务器的文库：{summary}",
+    "LIBRARY_REFUSED": "{file} 未被加入，没有存储任何内容：{problem}",
+    "LIBRARY_BUSY": "另一个导入正在进行；请等它完成后再试。",
+    "LIBRARY_EMPTY": "本服务器的文库是空的。`/library add` 可以加入论文列表（`paperbot ingest` 能读的任何格式）。",
+    "LIBRARY_HEADING": "本服务器的文库",
+    "LIBRARY_LINE": "**{file}** · {papers} 篇论文 · 由 {user} 于 {day} 加入",
+    "LIBRARY_IN_DMS_ON": "本服务器的文库也会在成员的私信中被搜索。",
+    "LIBRARY_IN_DMS_OFF": "本服务器的文库只在本服务器中被搜索。",
+    "LIBRARY_REMOVED": "已从本服务器的文库中移除 {file}（{papers} 篇论文）。",
+    "LIBRARY_NOT_THERE": "本服务器的文库中没有名为 {file} 的上传。",
     "REINDEX_RUNNING": "索引正在重建；完成后我会把结果发在这里。",
     "REINDEX_RUNNING_ELSEWHERE": "索引正在重建，请等它完成后再试。",
     "REINDEX_SERVERS_ONLY": "`/reindex` 只能在服务器中由管理员运行。",

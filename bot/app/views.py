@@ -33,7 +33,7 @@ from bot.app.identity import query_of, question_of
 
 from bot.app import markdown
 from bot.app import replies as messages
-from bot.app.access import RateLimited
+from bot.app.access import RateLimited, interaction_reach
 from bot.app.failures import report_interaction_error
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
@@ -154,7 +154,7 @@ class MoreSources(Persistent, discord.ui.DynamicItem[discord.ui.Button],
             await interaction.response.defer(thinking=True, ephemeral=True)
             # A follow-up's sources come from its conversation, which Discord still has.
             history = await bot.conversations.history(message)
-            result = await bot.search_follow_up(question, history)
+            result = await bot.search_follow_up(question, history, reach=await interaction_reach(interaction))
             answer = Answer(question=question, text="", abstained=result.abstained, citations=[], hits=result.hits)
             bot.remember(self.key, answer)
         await respond(interaction, embeds.sources_pages(answer), ephemeral=True)
@@ -333,7 +333,7 @@ class Pager(Paging, discord.ui.DynamicItem[discord.ui.Button],
             # Searching again may wait behind other questions: acknowledge within Discord's 3 s first.
             await (interaction.response.defer() if mine else interaction.response.defer(thinking=True,
                                                                                           ephemeral=True))
-            result = await bot.search(query, SEARCH_DEPTH)
+            result = await bot.search(query, SEARCH_DEPTH, reach=await interaction_reach(interaction))
             bot.remember(self.key, result)
         page = min(self.page, embeds.search_page_count(result, self.k) - 1)
         owner = self.owner if mine else interaction.user.id

@@ -25,7 +25,7 @@ from bot.app import embeds
 from bot.app.sending import NO_MENTIONS
 from paperbot.errors import PaperbotError
 from paperbot.language import message_language
-from paperbot.records import Paper
+from paperbot.records import Paper, Reach
 
 if TYPE_CHECKING:
     from paperbot.userdata import Claim, Watch
@@ -48,7 +48,7 @@ class WatcherHost(Protocol):
     """What the watcher asks of the bot (bot/app/client.py PaperBot): each a core call behind a lane
     (bot/app/lanes.py), and Discord's users and channels."""
 
-    async def search(self, query: str, k: int) -> SearchResult: ...
+    async def search(self, query: str, k: int, filters: None = None, *, reach: Reach) -> SearchResult: ...
     async def store_version(self) -> str: ...
     async def store_papers(self) -> list[Paper]: ...
     async def changed_papers(self, papers: list[Paper], version: Callable[[Paper], str]) -> list[str] | None: ...
@@ -90,7 +90,9 @@ class Watcher:
         fresh = set(changed)
         queued = 0
         for watch in await bot.all_watches():
-            result = await bot.search(watch.topic, DEPTH)
+            # a watch made in a server sees that server's library too; one made in a DM, the program
+            reach = Reach.server(watch.server) if watch.server else Reach.PROGRAM
+            result = await bot.search(watch.topic, DEPTH, reach=reach)
             matches = {h.paper_id: h.score for h in result.hits if h.relevant and h.paper_id in fresh}
             if matches:
                 queued += await bot.queue_matches(watch.id, matches)

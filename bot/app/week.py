@@ -19,7 +19,7 @@ from bot.app import markdown
 
 from bot.app import autocomplete
 from bot.app import replies as bot_messages
-from bot.app.access import admins_only, lookup_limited, rate_limited
+from bot.app.access import admins_only, interaction_reach, lookup_limited, rate_limited
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
 from bot.app.views import Paging, Persistent, gone, new_key, pager_view
@@ -101,7 +101,7 @@ async def plan(interaction: discord.Interaction, topic: app_commands.Range[str, 
         papers = await bot.saved_papers(interaction.user.id)
         result = build_plan(messages.text("PLAN_SAVED", lang), [(p, None) for p in papers], day)
     else:
-        result = await bot.plan(body, k, day)
+        result = await bot.plan(body, k, day, reach=await interaction_reach(interaction))
     key = new_key()
     bot.remember(key, result)
     files = [("plan.ics", calendar(plan_events(result), name=f"paperbot: {result.query[:60]}").encode("utf-8"))]
@@ -292,7 +292,8 @@ async def watch_add(interaction: discord.Interaction, topic: app_commands.Range[
             await _private(interaction, bot_messages.text("WATCH_CHANNEL_ADMINS", lang))
             return
     try:
-        added = await bot.add_watch(interaction.user.id, topic, channel.id if channel is not None else "")
+        added = await bot.add_watch(interaction.user.id, topic, channel.id if channel is not None else "",
+                                    str(interaction.guild_id or ""))
     except UserDataError as exc:
         await _private(interaction, markdown.escape(str(exc)))
         return

@@ -192,7 +192,7 @@ class Harness:
 
     def slash_payload(self, name: str, *, user: dict | None = None, dm: bool = False, roles: Iterable[int] = (),
                       permissions: int = MEMBER_PERMS, thread: int | None = None, locale: str = "en-US",
-                      **options: Any) -> dict:
+                      guild: int = GUILD_ID, **options: Any) -> dict:
         """INTERACTION_CREATE for /name; `thread`: run in that thread (one the fake Discord created).
 
         An option given as an `Upload` is sent as Discord sends an attachment: its id as the value, the
@@ -219,9 +219,9 @@ class Harness:
         if resolved:
             data["resolved"] = resolved
         if not dm:
-            data["guild_id"] = str(GUILD_ID)
+            data["guild_id"] = str(guild)
         payload = self.payloads.interaction(2, data, user=user, dm=dm, roles=roles, permissions=permissions,
-                                            locale=locale)
+                                            locale=locale, guild=guild)
         if thread is not None:
             payload["channel_id"] = str(thread)
             payload["channel"] = {k: v for k, v in self.rest.threads[thread].items() if k != "newly_created"}
@@ -232,10 +232,11 @@ class Harness:
         return await self.wait(self.feed_interaction(self.slash_payload(name, **kwargs)))
 
     async def autocomplete(self, name: str, option: str, value: str, *, user: dict | None = None,
-                           dm: bool = False, **others: Any) -> Exchange:
+                           dm: bool = False, guild: int = GUILD_ID, **others: Any) -> Exchange:
         command = self._command(name)
         data = self._data(name, self.payloads.options(command, {**others, option: value}, focused=option))
-        payload = self.payloads.interaction(4, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS)
+        payload = self.payloads.interaction(4, data, user=user, dm=dm, roles=(), permissions=MEMBER_PERMS,
+                                            guild=guild)
         return await self.wait(self.feed_interaction(payload, name=f"autocomplete {name}"))
 
     async def click(self, message: dict, label: str, *, user: dict | None = None, dm: bool | None = None) -> Exchange:

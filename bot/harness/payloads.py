@@ -90,7 +90,8 @@ class Payloads:
             m["permissions"] = str(permissions)
         return m
 
-    def _place(self, payload: dict, user: dict, *, dm: bool, roles: Iterable[int], permissions: int) -> None:
+    def _place(self, payload: dict, user: dict, *, dm: bool, roles: Iterable[int], permissions: int,
+               guild: int = GUILD_ID) -> None:
         if dm:
             cid = self.dm_channel_id(user)
             payload.update(channel_id=str(cid), user=user, context=1,
@@ -98,20 +99,22 @@ class Payloads:
                                     "flags": 0},
                            authorizing_integration_owners={"1": user["id"]})
         else:
-            payload.update(channel_id=str(CHANNEL_ID), guild_id=str(GUILD_ID), context=0,
+            payload.update(channel_id=str(CHANNEL_ID), guild_id=str(guild), context=0,
                            guild_locale="en-US", member=self.member(user, roles, permissions),
-                           channel={"id": str(CHANNEL_ID), "type": 0, "guild_id": str(GUILD_ID), "name": "papers",
+                           channel={"id": str(CHANNEL_ID), "type": 0, "guild_id": str(guild), "name": "papers",
                                     "position": 0, "permission_overwrites": [], "nsfw": False, "parent_id": None,
                                     "flags": 0},
-                           authorizing_integration_owners={"0": str(GUILD_ID)})
+                           authorizing_integration_owners={"0": str(guild)})
 
     def interaction(self, itype: int, data: dict, *, user: dict | None, dm: bool, roles: Iterable[int],
-                     permissions: int, message: dict | None = None, locale: str = "en-US") -> dict:
+                     permissions: int, message: dict | None = None, locale: str = "en-US",
+                     guild: int = GUILD_ID) -> dict:
+        """An INTERACTION_CREATE payload; `guild`: another server than the lab's (its id only: not in the cache)."""
         token = f"token-{self.next_id()}"
         payload: dict = {"id": str(self.next_id()), "application_id": str(APP_ID), "type": itype, "token": token,
                          "version": 1, "data": data, "locale": locale, "entitlements": [],
                          "app_permissions": str(MEMBER_PERMS), "attachment_size_limit": 8 * 1024 * 1024}
-        self._place(payload, user or self.user(), dm=dm, roles=roles, permissions=permissions)
+        self._place(payload, user or self.user(), dm=dm, roles=roles, permissions=permissions, guild=guild)
         if message is not None:
             payload["message"] = message
         self.interactions[token] = payload

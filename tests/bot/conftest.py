@@ -11,8 +11,8 @@ import pytest
 from bot.app.client import PaperBot
 from bot.runtime import Services
 from ingest.pipeline import IngestSummary
-from paperbot.records import Paper
-from retrieval.library import Stats
+from paperbot.records import Paper, Reach
+from retrieval.library import SeenLibrary, Stats
 from retrieval.types import Hit, Quote, SearchResult
 from tests.conftest import make_settings
 from tests.fakes import HashEmbedder
@@ -51,16 +51,19 @@ class StubLibrary:
         self.reports: list = []  # FileReports the next ingest's summary carries
         self.searches: list[str] = []
         self.filters: list = []
+        self.reaches: list[Reach] = []
 
-    def search(self, query: str, k: int | None = None, filters=None, within=None) -> SearchResult:
+    def search(self, query: str, k: int | None = None, filters=None, within=None,
+               reach: Reach = Reach.ALL) -> SearchResult:
         from retrieval.translate import english_query
 
         query = english_query(query)  # as PaperLibrary.search: a Chinese query is searched in English
         self.searches.append(query)
         self.filters.append(filters)
+        self.reaches.append(reach)
         want = _words(query)
         hits = []
-        for r in self.records if within is None else [r for r in self.records if r.paper_id in within]:
+        for r in [r for r in self.records if reach.sees(r) and (within is None or r.paper_id in within)]:
             sentences = [s for s in re.split(r"(?<=\.)\s+", r.abstract) if s]
             scored = sorted(((len(want & _words(s)), s) for s in sentences), key=lambda t: -t[0])
             score = sum(n for n, _ in scored)
@@ -78,11 +81,14 @@ class StubLibrary:
             return SearchResult(query=query, hits=closest, abstained=True, reason="no paper is close enough")
         return SearchResult(query=query, hits=hits, abstained=False)
 
-    def paper(self, paper_id: str) -> Paper | None:
-        return next((r for r in self.records if r.paper_id == paper_id), None)
+    def paper(self, paper_id: str, reach: Reach = Reach.ALL) -> Paper | None:
+        return next((r for r in self.records if r.paper_id == paper_id and reach.sees(r)), None)
 
-    def papers(self) -> list[Paper]:
-        return list(self.records)
+    def papers(self, reach: Reach = Reach.ALL) -> list[Paper]:
+        return [r for r in self.records if reach.sees(r)]
+
+    def seen_from(self, reach: Reach) -> SeenLibrary:
+        return SeenLibrary(self, reach)  # type: ignore[arg-type]  # the stub has what SeenLibrary calls
 
     def content_version(self) -> str:
         return self.version

@@ -104,7 +104,7 @@ async def test_a_failing_button_tells_the_clicker(make_bot, stub_library, monkey
     answer = (await h.slash("ask", question=QUESTION)).messages[-1]
     h = await h.restart(make_bot())
 
-    def broken(query, k=None, filters=None):
+    def broken(*_, **__):
         raise RuntimeError("store exploded")
 
     monkeypatch.setattr(stub_library, "search", broken)

@@ -234,7 +234,7 @@ async def test_guild_allowlist_refuses_other_servers_but_not_dms(make_bot):
 
 async def test_unexpected_error_shows_a_short_message_and_logs_the_traceback(make_bot, stub_library, monkeypatch,
                                                                              caplog):
-    def broken(query, k=None, filters=None):
+    def broken(*_, **__):
         raise RuntimeError("chroma exploded at /secret/path/db.sqlite3")
 
     monkeypatch.setattr(stub_library, "search", broken)
@@ -291,8 +291,9 @@ async def test_commands_declare_dm_and_user_install_contexts_and_sync_to_the_dev
     assert put.url.endswith("/guilds/987654321098765432/commands")
     by_name = {c["name"]: c for c in put.json}
     assert set(by_name) == {"ask", "search", "paper", "author", "area", "similar", "related", "about", "reindex",
-                            "plan", "saved", "watch", "forget",
+                            "plan", "saved", "watch", "forget", "library",
                             bot_messages.CONTEXT_MENU}
+    assert by_name["library"]["contexts"] == [0]  # server libraries: servers only
     assert by_name[bot_messages.CONTEXT_MENU]["type"] == 3  # a message context menu
     assert by_name["ask"]["contexts"] == [0, 1, 2] and by_name["ask"]["integration_types"] == [0, 1]
     assert by_name["reindex"]["contexts"] == [0] and by_name["reindex"]["integration_types"] == [0]

@@ -14,6 +14,7 @@ from bot.app.lanes import LOOKUP, WORK, core, lane_of, lanes
 from bot.app.seam import BotSeam
 from bot.app.watcher import WatcherHost
 from bot.harness import Harness
+from paperbot.records import Reach
 
 pytestmark = pytest.mark.anyio
 
@@ -133,7 +134,7 @@ async def test_the_bot_queues_a_search_while_its_work_lane_is_full(make_bot):
     async with Harness(make_bot(DISCORD_MAX_CONCURRENCY="1")) as h:
         bot = h.bot
         async with bot.lanes[WORK]:  # the one work slot, taken
-            search = asyncio.ensure_future(bot.search("masking weights", 3))
+            search = asyncio.ensure_future(bot.search("masking weights", 3, reach=Reach.ALL))
             watches = await asyncio.wait_for(bot.watches(1), 2)  # a lookup answers meanwhile
             await asyncio.sleep(0.05)
             assert not search.done()
@@ -147,7 +148,7 @@ async def test_answers_go_on_while_a_reindex_runs(make_bot, stub_library):
         bot = h.bot
         reindex = asyncio.ensure_future(bot.reindex())
         assert await asyncio.to_thread(stub_library.ingest_started.wait, 5)
-        result = await asyncio.wait_for(bot.search("masking weights", 3), 5)  # the one work slot is free
+        result = await asyncio.wait_for(bot.search("masking weights", 3, reach=Reach.ALL), 5)  # the one work slot is free
         assert not reindex.done()
         stub_library.hold_ingest.set()
         await asyncio.wait_for(reindex, 5)

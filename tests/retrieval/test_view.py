@@ -206,7 +206,7 @@ def test_every_paper_field_survives_the_file_nested_slots_included(tmp_path):
                  site_url="https://neurips.cc/1",
                  slots=(Slot("Oral 1A", "2026-12-08T10:00:00-08:00", "2026-12-08T10:15:00-08:00", "Hall A", "",
                              "oral"), Slot(session="Poster 2", room="Hall C", poster_position="#412", kind="poster")),
-                 bibtex="@inproceedings{x, title={y}}", title_zh="β-DPO 中文")
+                 bibtex="@inproceedings{x, title={y}}", title_zh="β-DPO 中文", library="222222222222222222")
     unset = [f.name for f in dataclass_fields(Paper) if getattr(full, f.name) == f.default]
     assert unset == [], "give every field a value, so that the file is shown to keep it"
     bare = Paper(paper_id="p2", source="program.json", position=4, abstract="", label="Untitled")

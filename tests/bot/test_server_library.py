@@ -1,0 +1,189 @@
+"""Server libraries through the real discord.py classes: /library add, list, remove; each server sees its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.app import library_commands
+from bot.harness import MANAGE_GUILD, Harness
+from bot.harness.payloads import GUILD_ID, Payloads, Upload
+from paperbot.records import Reach
+from retrieval.library import Library
+from tests.bot.limits import assert_calls_ok
+from tests.conftest import make_settings
+from tests.fakes import HashEmbedder
+
+pytestmark = pytest.mark.anyio
+
+OTHER_GUILD = 333333333333333333
+PROGRAM = [{"id": f"prog{i}", "title": f"Program paper {i}",
+            "abstract": f"Program paper {i} studies graph neural networks for molecule {i}. It reports results "
+                        f"on benchmark {i} and releases code for others to build on."} for i in range(6)]
+LAB_PAPERS = [{"id": "lab1", "title": "Quantum origami folding with lattice robots",
+               "abstract": "We fold quantum origami sheets with lattice robots. The robots align creases by "
+                           "measuring entangled photons at every vertex."},
+              {"id": "prog0", "title": "The lab's own take on molecule graphs",  # the same id as a program paper
+               "abstract": "We revisit origami-inspired molecule graphs and show that crease patterns predict "
+                           "binding affinity better than fingerprints."}]
+
+
+def jsonl(records: list[dict]) -> bytes:
+    return "\n".join(json.dumps(r) for r in records).encode("utf-8")
+
+
+@pytest.fixture
+def program_library(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "program.jsonl").write_bytes(jsonl(PROGRAM))
+    with Library(make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus)), embedder=HashEmbedder()) as lib:
+        lib.ingest()
+        yield lib
+
+
+async def search_text(h: Harness, query: str, **where) -> str:
+    return (await h.slash("search", query=query, **where)).text()
+
+
+async def test_an_upload_in_one_server_is_found_there_and_nowhere_else(make_bot, program_library):
+    h = Harness(make_bot(program_library))
+    await h.start()
+    try:
+        added = await h.slash("library add", file=Upload("lab papers.jsonl", jsonl(LAB_PAPERS)),
+                              permissions=MANAGE_GUILD)
+        here = await search_text(h, "quantum origami folding lattice robots")
+        elsewhere = await search_text(h, "quantum origami folding lattice robots", guild=OTHER_GUILD)
+        in_dm = await search_text(h, "quantum origami folding lattice robots", dm=True)
+        choices_there = await h.autocomplete("paper", "paper", "Quantum origami", guild=OTHER_GUILD)
+        choices_here = await h.autocomplete("paper", "paper", "Quantum origami")
+        listed = await h.slash("library list")
+    finally:
+        await h.stop()
+    assert_calls_ok(added.calls + listed.calls)
+    final = added.messages[-1]["content"]
+    assert "lab papers.jsonl is in this server's library: 2 added" in final
+    assert "Quantum origami folding" in here
+    assert "Quantum origami" not in elsewhere and "Quantum origami" not in in_dm
+    assert "Quantum origami" not in json.dumps(choices_there.calls[-1].json)
+    assert "Quantum origami" in json.dumps(choices_here.calls[-1].json)
+    # the lab's paper with a program paper's id is a paper of its own: the program's is untouched
+    assert program_library.paper("prog0").title == "Program paper 0"
+    assert sum(p.library == str(GUILD_ID) for p in program_library.papers()) == 2
+    text = listed.text()
+    assert "lab papers.jsonl" in text and "2 papers" in text and f"<@{Payloads.user()['id']}>" in text
+
+
+async def test_remove_and_upload_again(make_bot, program_library):
+    h = Harness(make_bot(program_library))
+    await h.start()
+    try:
+        await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
+        again = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS[:1])),
+                              permissions=MANAGE_GUILD)
+        after_again = len([p for p in program_library.papers() if p.library])
+        choices = await h.autocomplete("library remove", "source", "la")
+        removed = await h.slash("library remove", source="lab.jsonl", permissions=MANAGE_GUILD)
+        gone = await search_text(h, "quantum origami folding lattice robots")
+        listed = await h.slash("library list")
+    finally:
+        await h.stop()
+    assert "1 removed" in again.messages[-1]["content"] and after_again == 1  # the same name replaces its papers
+    assert [c["value"] for c in choices.calls[-1].json["data"]["choices"]] == ["lab.jsonl"]
+    assert "Removed lab.jsonl from this server's library (1 papers)" in removed.text()
+    assert "Quantum origami" not in gone
+    assert "library is empty" in listed.text()
+    assert not [p for p in program_library.papers() if p.library]
+    assert len(program_library.papers()) == len(PROGRAM)
+
+
+async def test_only_editors_change_the_library(make_bot, program_library):
+    h = Harness(make_bot(program_library, LIBRARY_ROLE="librarians"))
+    await h.start()
+    try:
+        refused = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)))
+        in_dm = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), dm=True)
+    finally:
+        await h.stop()
+    assert "Only members with Manage Server or the librarians role" in refused.text()
+    assert refused.calls[-1].json["data"]["flags"] & 64  # only the member sees it
+    assert in_dm.calls and not [p for p in program_library.papers() if p.library]
+
+
+HOSTILE = [
+    ("big.jsonl", b"{}" * (1024 * 1024 + 1), "is 2.0 MB; this server's library takes files of at most 1.0 MB"),
+    ("latin.csv", "title,abstract\nCaf\xe9,".encode("latin-1") + b"x" * 200, "not valid UTF-8"),
+    ("deep.json", b"[" * 100_000 + b"]" * 100_000, "nested"),
+    ("tool.exe", b"MZ\x90\x00", "unsupported file type '.exe'"),
+    ("empty.jsonl", b"\n\n", "file is empty"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "says"), HOSTILE, ids=[h[0] for h in HOSTILE])
+async def test_a_hostile_upload_gets_one_line_and_stores_nothing(make_bot, program_library, name, data, says):
+    h = Harness(make_bot(program_library, LIBRARY_MAX_MB="1"))
+    await h.start()
+    try:
+        before = program_library.store.content_version()
+        ex = await h.slash("library add", file=Upload(name, data), permissions=MANAGE_GUILD)
+    finally:
+        await h.stop()
+    assert_calls_ok(ex.calls)
+    shown = ex.calls[-1].json
+    text = shown.get("content") or shown.get("data", {}).get("content", "")
+    assert says in text and "\n" not in text and "Traceback" not in text and "/tmp" not in text
+    assert program_library.store.content_version() == before  # nothing written
+    assert not [p for p in program_library.papers() if p.library]
+
+
+async def test_control_characters_and_a_path_in_the_name_are_made_harmless(make_bot, program_library):
+    records = [{**LAB_PAPERS[0], "title": "Quantum\x07 origami\x1b[31m folding"}]
+    h = Harness(make_bot(program_library))
+    await h.start()
+    try:
+        ex = await h.slash("library add", file=Upload("../../etc/lab\x00.jsonl", jsonl(records)),
+                           permissions=MANAGE_GUILD)
+    finally:
+        await h.stop()
+    [paper] = [p for p in program_library.papers() if p.library]
+    assert "\x07" not in paper.title and "\x1b" not in paper.title
+    assert paper.source.endswith(":lab_.jsonl") and "/" not in paper.source and ".." not in paper.source
+    assert "control characters removed from 1 records" in ex.messages[-1]["content"]
+
+
+async def test_progress_is_one_message_edited_in_place(make_bot, program_library, monkeypatch):
+    monkeypatch.setattr(library_commands, "PROGRESS_EVERY", 0.01)
+    many = [{"id": f"n{i}", "title": f"Lab note {i}",
+             "abstract": f"Lab note {i} measures the drift of sensor {i} over a week of field recordings."}
+            for i in range(300)]
+    h = Harness(make_bot(program_library))
+    await h.start()
+    try:
+        ex = await h.slash("library add", file=Upload("notes.jsonl", jsonl(many)), permissions=MANAGE_GUILD)
+    finally:
+        await h.stop()
+    assert_calls_ok(ex.calls)
+    edits = [c for c in ex.calls if c.method == "PATCH" and c.path.endswith("/messages/@original")]
+    posts = [c for c in ex.calls if c.method == "POST" and "/messages" in c.path]
+    assert not posts  # no second message: the first is edited
+    assert edits and "300 added" in edits[-1].json["content"]
+    assert len(ex.messages) == 1
+
+
+async def test_a_dm_sees_a_server_library_only_when_the_server_allows_it(make_bot, program_library):
+    bot = make_bot(program_library)
+    h = Harness(bot)
+    await h.start()
+    try:
+        await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
+        closed = await bot.dm_reach([GUILD_ID, OTHER_GUILD])
+        opened = await h.slash("library dms", allowed=True, permissions=MANAGE_GUILD)
+        open_ = await bot.dm_reach([GUILD_ID, OTHER_GUILD])
+        other = await bot.dm_reach([OTHER_GUILD])
+        found = await bot.search("quantum origami folding lattice robots", 3, reach=open_)
+    finally:
+        await h.stop()
+    assert closed == Reach.PROGRAM and other == Reach.PROGRAM
+    assert open_ == Reach.server(GUILD_ID) and "searched from DMs" in opened.text()
+    assert found.hits[0].paper.title.startswith("Quantum origami")
