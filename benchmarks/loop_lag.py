@@ -11,11 +11,15 @@ counts against it; goal ≤ 200 ms; Discord drops what is not acknowledged in 3 
   1. /reindex of the bundled corpus after every abstract in it changed (all 57 papers
      embedded again, the old chunks deleted), then the view rebuilt for the new version.
      With `--program FILE`, the /reindex adds that program to the bundled corpus instead.
+  3. With `--upload N`: `/library add` of a paper list of N papers (the 800 real NeurIPS 2024 papers of
+     ../shared/labelled/neurips2024_papers, repeated under new ids with a sentence of their own), over the bundled
+     corpus: the upload's speed (papers/s against the model alone on the same abstracts, measured in the same run
+     first) and the loop's lag meanwhile.
   2. A view rebuild on a bigger store (`--store`, e.g. one grown by scripts/grow_store.py): another
      process's write (a new content version) makes the next question rebuild it.
 
     .venv/bin/python -m benchmarks.loop_lag [--store /tmp/startup/store-20000] [--program FILE] [--server]
-        [--in-process] [--stalls FILE]
+        [--in-process] [--stalls FILE] [--upload 5000 [--skip-reindex]]
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import os
 import shutil
 import statistics
@@ -36,6 +41,7 @@ from benchmarks.bot_concurrency import lag_monitor
 from benchmarks.common import chroma_server, percentile
 from bot.app.client import PaperBot
 from bot.harness import MANAGE_GUILD, MEMBER_PERMS, Harness
+from bot.harness.payloads import Upload
 from bot.runtime import open_services
 from paperbot.settings import BUNDLED_CORPUS, Settings
 
@@ -194,6 +200,52 @@ async def reindex_case(tmp: Path, program: Path | None = None, trace: TextIO | N
         await measure(h, name, reindex, trace)
 
 
+LABELLED_PAPERS = Path(__file__).resolve().parents[2] / "shared" / "labelled" / "neurips2024_papers"
+
+
+def upload_list(n: int) -> list[dict]:
+    """n paper records from the labelled NeurIPS 2024 papers, repeated under new ids, each repeat's abstract
+    with a sentence of its own (so that every paper is embedded)."""
+    papers = [json.loads(f.read_text(encoding="utf-8")) for f in sorted(LABELLED_PAPERS.glob("*.json"))]
+    out = []
+    for i in range(n):
+        p, k = papers[i % len(papers)], i // len(papers)
+        out.append({"id": f"{p['id']}-{k}", "title": p["title"], "authors": p.get("authors", []),
+                    "abstract": p["abstract"] + (f" Variant {k} of this abstract." if k else "")})
+    return out
+
+
+async def upload_case(tmp: Path, n: int, trace: TextIO | None = None) -> None:
+    records = upload_list(n)
+    data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8")
+    env = {**os.environ, "CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
+           "PAPERBOT_CORPUS": str(BUNDLED_CORPUS), "DISCORD_RATE_LIMIT": "10000",
+           "LIBRARY_MAX_MB": str(max(1, len(data) // 2**20 + 1)), "LIBRARY_MAX_PAPERS": str(n)}
+    settings = Settings.from_env(env)
+    async with open_services(settings, ingest_if_empty=True, warm_up=True, serving=True) as services, \
+            Harness(PaperBot(services)) as h:
+        sample = [r["abstract"] for r in records[:200]]
+        began = time.perf_counter()
+        await asyncio.to_thread(services.library.embedder.encode, sample)
+        model_rate = len(sample) / (time.perf_counter() - began)
+
+        async def upload(mark) -> None:
+            mark("/library add sent")
+            began = time.perf_counter()
+            ex = await h.wait(h.feed_interaction(h.slash_payload(
+                "library add", file=Upload(f"lab-{n}.jsonl", data), permissions=MANAGE_GUILD)), timeout=7200)
+            took = time.perf_counter() - began
+            mark("/library add answered")
+            first = ex.calls[0].at - began if ex.calls else float("nan")
+            edits = sum(c.method == "PATCH" for c in ex.calls)
+            print(f"  upload: {n:,} papers in {took:.1f} s = {n / took:.1f} papers/s; the model alone on 200 of "
+                  f"these abstracts: {model_rate:.1f} papers/s (ratio {n / took / model_rate:.2f}); acknowledged "
+                  f"in {first * 1000:.0f} ms; {edits} progress edits", flush=True)
+            print(f"  result: {(ex.messages[-1]['content'] if ex.messages else '')[:160]}")
+
+        await measure(h, f"3. /library add of {n:,} papers beside the bundled corpus", upload, trace)
+
+
 async def rebuild_case(store: Path, tmp: Path, trace: TextIO | None = None) -> None:
     env = {**os.environ, "CHROMA_PATH": str(store), "PAPERBOT_CACHE_DIR": str(tmp / "cache"),
            "DISCORD_RATE_LIMIT": "10000"}
@@ -225,6 +277,8 @@ def main() -> int:
                          "faulthandler reads the stacks of running threads, which can crash the process)")
     ap.add_argument("--server", action="store_true",
                     help="case 1 with the store in a `chroma run` server (CHROMA_HOST) instead of embedded")
+    ap.add_argument("--upload", type=int, default=0, metavar="N",
+                    help="case 3: /library add of an N-paper list (real NeurIPS 2024 abstracts, repeated)")
     ap.add_argument("--in-process", action="store_true",
                     help="the embedded store inside the bot's process (CHROMA_CHILD=0) instead of its child process")
     args = ap.parse_args()
@@ -239,6 +293,8 @@ def main() -> int:
                 if server:
                     print("the store is served by `chroma run`", flush=True)
                 asyncio.run(reindex_case(tmp / "reindex", args.program, trace, server))
+        if args.upload:
+            asyncio.run(upload_case(tmp / "upload", args.upload, trace))
         if args.store:
             copy = tmp / "store"
             shutil.copytree(args.store, copy, symlinks=False)
