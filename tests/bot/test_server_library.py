@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -187,3 +188,27 @@ async def test_a_dm_sees_a_server_library_only_when_the_server_allows_it(make_bo
     assert closed == Reach.PROGRAM and other == Reach.PROGRAM
     assert open_ == Reach.server(GUILD_ID) and "searched from DMs" in opened.text()
     assert found.hits[0].paper.title.startswith("Quantum origami")
+
+
+async def test_a_5000_paper_upload_leaves_every_interaction_acknowledged_in_time(make_bot, program_library):
+    """Discord drops an interaction not acknowledged within 3 s: lookups arriving during a large upload are
+    answered within that (the lag itself is measured by `python -m benchmarks.loop_lag --upload 5000`)."""
+    many = [{"id": f"n{i}", "title": f"Field note {i} on sensor drift",
+             "abstract": f"Field note {i} measures the drift of sensor {i % 97} over {i % 13 + 2} weeks of recordings "
+                         f"and corrects it with a reference channel."} for i in range(5000)]
+    h = Harness(make_bot(program_library, LIBRARY_MAX_PAPERS="5000", DISCORD_RATE_LIMIT="10000"))
+    await h.start()
+    acks: list[float] = []
+    try:
+        upload = h.feed_interaction(h.slash_payload("library add", file=Upload("notes.jsonl", jsonl(many)),
+                                                    permissions=MANAGE_GUILD))
+        finished = asyncio.ensure_future(h.wait(upload, timeout=600))
+        while not finished.done():
+            ex = await h.wait(h.feed_interaction(h.slash_payload("paper", paper="Program paper 1")))
+            acks.append(ex.calls[0].at - ex.started)
+            await asyncio.sleep(0.2)
+        await finished
+    finally:
+        await h.stop()
+    assert "5000 added" in upload.messages[-1]["content"]
+    assert len(acks) >= 3 and max(acks) < 3.0, acks
