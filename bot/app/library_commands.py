@@ -25,7 +25,7 @@ from bot.app.access import library_editors, lookup_limited
 from bot.app.seam import bot_of
 from bot.app.sending import NO_MENTIONS, respond
 from ingest.pipeline import IngestSummary
-from paperbot.errors import IngestRunningError, PaperbotError
+from paperbot.errors import IngestRunningError, PaperbotError, StoreUnavailableError
 from paperbot.language import message_language
 from retrieval.server_library import NAME_CHARS, Upload, UploadError, shown_name
 
@@ -117,7 +117,11 @@ async def library_add(interaction: discord.Interaction, file: discord.Attachment
                                  problem=markdown.escape(_problem(exc)))
     except IngestRunningError:
         text = bot_messages.text("LIBRARY_BUSY", lang)
-    except PaperbotError as exc:  # the store unavailable, restarting: nothing was stored
+    except StoreUnavailableError:  # the store went away part-way: what was written is kept, the rest is not
+        log.warning("library %s: %s stopped part-way: the store is unavailable", interaction.guild_id, name,
+                    exc_info=True)
+        text = bot_messages.text("LIBRARY_INTERRUPTED", lang, file=markdown.escape(name))
+    except PaperbotError as exc:  # refused by the store before writing (a model mismatch, a locked store)
         log.warning("library %s: %s not added: %s", interaction.guild_id, name, exc)
         text = bot_messages.text("LIBRARY_REFUSED", lang, file=markdown.escape(name),
                                  problem=markdown.escape(str(exc)))
@@ -139,6 +143,10 @@ async def library_list(interaction: discord.Interaction) -> None:
         day = datetime.fromtimestamp(r.added_at, tz=timezone.utc).strftime("%Y-%m-%d")
         lines.append(bot_messages.text("LIBRARY_LINE", lang, file=markdown.escape(r.name), papers=counts.get(r.name, 0),
                                        user=f"<@{int(r.user_id)}>" if r.user_id.isdigit() else "?", day=day))
+    recorded = {r.name for r in records}
+    for name in sorted(set(counts) - recorded):  # stored by an upload that stopped part-way
+        lines.append(bot_messages.text("LIBRARY_LINE", lang, file=markdown.escape(name), papers=counts[name],
+                                       user="?", day="?"))
     if not lines:
         await respond(interaction, embeds.text_pages(bot_messages.text("LIBRARY_EMPTY", lang)), ephemeral=True)
         return

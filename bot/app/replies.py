@@ -67,6 +67,8 @@ LIBRARY_EMBEDDING = "{file}: read; embedding {done}/{total} chunks{eta}."
 LIBRARY_ETA = ", about {seconds} s left"
 LIBRARY_ADDED = "{file} is in this server's library: {summary}"
 LIBRARY_REFUSED = "{file} was not added, nothing was stored: {problem}"
+LIBRARY_INTERRUPTED = ("{file} stopped part-way: the library is restarting. Attach it again in a moment to finish; "
+                       "the papers already stored are kept, none twice.")
 LIBRARY_BUSY = "Another ingest is running; try again when it has finished."
 LIBRARY_EMPTY = "This server's library is empty. `/library add` adds a paper list (any format `paperbot ingest` reads)."
 LIBRARY_HEADING = "This server's library"
@@ -313,6 +315,7 @@ ZH = {
     "LIBRARY_ETA": "，大约还需 {seconds} 秒",
     "LIBRARY_ADDED": "{file} 已加入本服务器的文库：{summary}",
     "LIBRARY_REFUSED": "{file} 未被加入，没有存储任何内容：{problem}",
+    "LIBRARY_INTERRUPTED": "{file} 中途停止：论文库正在重启。请稍后重新附上它以完成导入；已存储的论文会保留，不会重复。",
     "LIBRARY_BUSY": "另一个导入正在进行；请等它完成后再试。",
     "LIBRARY_EMPTY": "本服务器的文库是空的。`/library add` 可以加入论文列表（`paperbot ingest` 能读的任何格式）。",
     "LIBRARY_HEADING": "本服务器的文库",
