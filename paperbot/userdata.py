@@ -242,15 +242,10 @@ class UserData:
             tx.run("DELETE FROM library_settings WHERE library = ?", (library,))
             tx.run("INSERT INTO library_settings (library, in_dms) VALUES (?, ?)", (library, int(allowed)))
 
-    def in_dms(self, libraries: Iterable[str]) -> set[str]:
-        """Of these servers, those whose library their members' DMs search (off unless a server turned it on)."""
-        wanted = [str(x) for x in libraries]
-        if not wanted:
-            return set()
+    def in_dms(self) -> set[str]:
+        """The servers whose library their members' DMs search (off unless a server turned it on)."""
         with self.db.read() as tx:
-            rows = tx.rows("SELECT library FROM library_settings WHERE in_dms = 1 AND library IN ("
-                           + ", ".join("?" * len(wanted)) + ")", wanted)
-        return {r[0] for r in rows}
+            return {r[0] for r in tx.rows("SELECT library FROM library_settings WHERE in_dms = 1")}
 
     # -- digests ---------------------------------------------------------------------------------------
 

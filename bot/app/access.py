@@ -97,11 +97,11 @@ def server_allowed(interaction: discord.Interaction) -> bool:
 
 
 async def reach_of(bot: BotSeam, guild_id: int | None, user: discord.abc.User) -> Reach:
-    """Which server libraries a question sees: in a server, its own; in a DM, those of the servers the user shares
-    with the bot that allow it (`/library dms`); the program always."""
+    """Which server libraries a question sees: in a server, its own; in a DM, those of the servers the user is in
+    that allow it (`/library dms`); the program always."""
     if guild_id is not None:
         return Reach.server(guild_id)
-    return await bot.dm_reach([g.id for g in getattr(user, "mutual_guilds", ())])
+    return await bot.dm_reach(user.id)
 
 
 async def interaction_reach(interaction: discord.Interaction) -> Reach:

@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 PAPERS_RECHECK = 5.0  # seconds between checks that the cached paper list is still the store's
 PAPERS_RELOAD_WAIT = 0.1  # seconds a lookup waits for a reload of the paper list before using the current one
 LOOKUP_FACTOR = 6  # cheap lookups (/paper, buttons) allowed per question in the same window
+MEMBERSHIP_KEPT = 600.0  # seconds a DM user's membership of a server (asked of Discord) is trusted
 REACH_LISTS_KEPT = 64  # servers with a library of their own whose paper lists (and autocomplete) are kept
 RESULTS_KEPT = 512  # answers and searches remembered for their buttons (older ones are rebuilt or refused)
 
@@ -129,6 +130,7 @@ class PaperBot(discord.Client):
         # Made from the paper list (facets, autocomplete indexes): name -> ((papers, value) made, (papers, task) making)
         self._derived: dict[str, tuple[tuple[list[Paper], object] | None, tuple[list[Paper], asyncio.Future] | None]] = {}
         self._reach_lists: dict[str, tuple[list[Paper], list[Paper]]] = {}
+        self._members: dict[tuple[int, int], tuple[bool, float]] = {}  # (server, user) -> (member?, when asked)
         self.tree = PaperTree(
             self,
             allowed_contexts=app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=True),
@@ -287,10 +289,34 @@ class PaperBot(discord.Client):
         await asyncio.to_thread(self.user_data.set_in_dms, library, allowed)
 
     @core(LOOKUP)
-    async def dm_reach(self, server_ids: list[int]) -> Reach:
-        """What a DM sees: the program, and the libraries of these servers (those the user shares with the bot)
-        that their admins opened to DMs (`/library dms`; off by default)."""
-        return Reach.server(*await asyncio.to_thread(self.user_data.in_dms, [str(i) for i in server_ids]))
+    async def dm_reach(self, user_id: int) -> Reach:
+        """What a DM sees: the program, and the libraries of the servers of the bot's that this user is a member
+        of and whose admins opened theirs to DMs (`/library dms`; off by default)."""
+        opened = await asyncio.to_thread(self.user_data.in_dms)
+        servers = [g for g in self.guilds if str(g.id) in opened]
+        return Reach.server(*[g.id for g in servers if await self._is_member(g, user_id)])
+
+    async def _is_member(self, guild: discord.Guild, user_id: int) -> bool:
+        """Whether the user is in `guild`: from the cache, else asked of Discord once per MEMBERSHIP_KEPT seconds
+        (the bot has no members intent, so its cache holds few members)."""
+        if guild.get_member(user_id) is not None:
+            return True
+        now = time.monotonic()
+        known = self._members.get((guild.id, user_id))
+        if known is not None and now - known[1] < MEMBERSHIP_KEPT:
+            return known[0]
+        try:
+            await guild.fetch_member(user_id)
+            member = True
+        except discord.NotFound:
+            member = False
+        except discord.HTTPException:  # not known now: not a member for this question, asked again next time
+            log.info("could not check whether user %s is in server %s", user_id, guild.id, exc_info=True)
+            return False
+        self._members[(guild.id, user_id)] = (member, now)
+        while len(self._members) > RESULTS_KEPT * 8:
+            self._members.pop(next(iter(self._members)))
+        return member
 
     @core(WORK)
     async def about(self) -> embeds.AboutInfo:

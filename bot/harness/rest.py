@@ -347,6 +347,11 @@ class FakeDiscord:
                     "last_message_id": None, "flags": 0}
         if path == "/users/{user_id}" and route.method == "GET":
             return self.payloads.user(int(route.url.rsplit("/", 1)[-1]))
+        if path == "/guilds/{guild_id}/members/{member_id}" and route.method == "GET":  # every user is in the lab's
+            guild_id, user_id = (int(x) for x in route.url.rstrip("/").split("/")[-3::2])
+            if guild_id != GUILD_ID:
+                raise not_found("Unknown Member", 10007)
+            return self.payloads.member(self.payloads.user(user_id), ())
         if path.endswith("/commands") and route.method == "PUT":
             return [{"description": "", **c, "id": str(self.payloads.next_id()), "application_id": str(APP_ID),
                      "version": "1"} for c in body]

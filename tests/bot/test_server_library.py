@@ -178,16 +178,17 @@ async def test_a_dm_sees_a_server_library_only_when_the_server_allows_it(make_bo
     await h.start()
     try:
         await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
-        closed = await bot.dm_reach([GUILD_ID, OTHER_GUILD])
+        closed = await search_text(h, "quantum origami folding lattice robots", dm=True)
         opened = await h.slash("library dms", allowed=True, permissions=MANAGE_GUILD)
-        open_ = await bot.dm_reach([GUILD_ID, OTHER_GUILD])
-        other = await bot.dm_reach([OTHER_GUILD])
-        found = await bot.search("quantum origami folding lattice robots", 3, reach=open_)
+        in_dm = await search_text(h, "quantum origami folding lattice robots", dm=True)
+        asked = await bot.dm_reach(int(Payloads.user()["id"]))
+        await h.slash("library dms", allowed=False, permissions=MANAGE_GUILD)
+        shut = await search_text(h, "quantum origami folding lattice robots", dm=True)
     finally:
         await h.stop()
-    assert closed == Reach.PROGRAM and other == Reach.PROGRAM
-    assert open_ == Reach.server(GUILD_ID) and "searched from DMs" in opened.text()
-    assert found.hits[0].paper.title.startswith("Quantum origami")
+    assert "Quantum origami" not in closed and "Quantum origami" not in shut
+    assert "searched from DMs" in opened.text()
+    assert "Quantum origami folding" in in_dm and asked == Reach.server(GUILD_ID)
 
 
 async def test_a_5000_paper_upload_leaves_every_interaction_acknowledged_in_time(make_bot, program_library):
