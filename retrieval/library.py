@@ -182,12 +182,16 @@ class Library:
         """Changes whenever any process writes the store: a cheap way to know cached papers are stale."""
         return self.store.content_version()
 
-    def stats(self) -> Stats:
-        papers = self.papers()
+    def stats(self, reach: Reach = Reach.ALL) -> Stats:
+        """What the store holds, as `reach` sees it (a server's uploads by their shown names)."""
+        papers = self.papers(reach)
+        view = self.retriever.view()
+        mask = view.reach_mask(reach) if view.papers else None
         return Stats(
             papers=len(papers),
-            chunks=self.store.count(),
-            sources=sorted({p.source for p in papers}),
+            chunks=self.store.count() if mask is None else int(mask[view.chunk_paper_idx].sum()),
+            sources=sorted({p.source.removeprefix(library_prefix(p.library)) if p.library else p.source
+                            for p in papers}),
             model=self.embedder.name,
             store=self.store.where,
             areas=dict(Counter(p.area for p in papers if p.area).most_common()),

@@ -319,9 +319,9 @@ class PaperBot(discord.Client):
         return member
 
     @core(WORK)
-    async def about(self) -> embeds.AboutInfo:
+    async def about(self, *, reach: Reach) -> embeds.AboutInfo:
         """What /about shows: the corpus's size, sources, model and areas (the store may be slow: off the loop)."""
-        stats = await asyncio.to_thread(self.library.stats)
+        stats = await asyncio.to_thread(self.library.stats, reach)
         return embeds.AboutInfo(papers=stats.papers, chunks=stats.chunks, sources=stats.sources, model=stats.model,
                                 llm=self.settings.llm.model if self.llm is not None else None,
                                 areas=stats.areas, types=stats.types)

@@ -277,7 +277,7 @@ async def related(interaction: discord.Interaction, text: app_commands.Range[str
 async def about(interaction: discord.Interaction) -> None:
     bot = bot_of(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # the store may be slow: acknowledge first
-    await respond(interaction, embeds.about_pages(await bot.about(), _locale(interaction)), ephemeral=True)
+    await respond(interaction, embeds.about_pages(await bot.about(reach=await interaction_reach(interaction)), _locale(interaction)), ephemeral=True)
 
 
 @app_commands.command(name="reindex", description="Rebuild the paper index from the corpus (admins).")

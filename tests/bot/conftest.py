@@ -93,7 +93,7 @@ class StubLibrary:
     def content_version(self) -> str:
         return self.version
 
-    def stats(self) -> Stats:
+    def stats(self, reach: Reach = Reach.ALL) -> Stats:
         return Stats(papers=len(self.records), chunks=len(self.records) * 2, sources=["stub.txt"], model="stub",
                      store="memory")
 

@@ -60,9 +60,13 @@ async def test_an_upload_in_one_server_is_found_there_and_nowhere_else(make_bot,
         choices_there = await h.autocomplete("paper", "paper", "Quantum origami", guild=OTHER_GUILD)
         choices_here = await h.autocomplete("paper", "paper", "Quantum origami")
         listed = await h.slash("library list")
+        about_here = await h.slash("about")
+        about_there = await h.slash("about", guild=OTHER_GUILD)
     finally:
         await h.stop()
     assert_calls_ok(added.calls + listed.calls)
+    assert "lab papers.jsonl" in about_here.text() and "lab papers.jsonl" not in about_there.text()
+    assert f"{len(PROGRAM) + 2}" in about_here.text() and f"{len(PROGRAM) + 2}" not in about_there.text()
     final = added.messages[-1]["content"]
     assert "lab papers.jsonl is in this server's library: 2 added" in final
     assert "Quantum origami folding" in here
