@@ -329,6 +329,17 @@ class UserData:
         return self.db.check()
 
 
+def _upgrade(tx: Tx, version: int, dialect: str, where: str, noun: str) -> None:
+    """Run the migrations from schema `version` to VERSION in `tx` (refusing a newer schema); `noun` names the
+    database in the log ("users file")."""
+    if version > VERSION:
+        raise _newer(where, version)
+    for n in range(version, VERSION):
+        for statement in statements(MIGRATIONS[n], dialect):
+            tx.run(statement)
+        log.info("%s %s migrated to schema %d", noun, where, n + 1)
+
+
 def _count(tx: Tx, sql: str, args: Sequence[Any]) -> int:
     row = tx.one(sql, args)
     return int(row[0]) if row else 0
@@ -455,12 +466,7 @@ class SqliteDatabase:
             with self.write() as tx:
                 row = tx.one("PRAGMA user_version")
                 version = row[0] if row else 0
-                if version > VERSION:
-                    raise _newer(self.where, version)
-                for n in range(version, VERSION):
-                    for statement in statements(MIGRATIONS[n], "sqlite"):
-                        tx.run(statement)
-                    log.info("users file %s migrated to schema %d", self.path, n + 1)
+                _upgrade(tx, version, "sqlite", self.where, "users file")
                 if version != VERSION:
                     tx.run(f"PRAGMA user_version={VERSION}")
         except sqlite3.DatabaseError as exc:
@@ -592,12 +598,7 @@ class PostgresDatabase:
             tx.run("CREATE TABLE IF NOT EXISTS paperbot_schema (version INTEGER NOT NULL)")
             row = tx.one("SELECT version FROM paperbot_schema")
             version = row[0] if row else 0
-            if version > VERSION:
-                raise _newer(self.where, version)
-            for n in range(version, VERSION):
-                for statement in statements(MIGRATIONS[n], "postgresql"):
-                    tx.run(statement)
-                log.info("users database %s migrated to schema %d", self.where, n + 1)
+            _upgrade(tx, version, "postgresql", self.where, "users database")
             if row is None:
                 tx.run("INSERT INTO paperbot_schema VALUES (?)", (VERSION,))
             elif version != VERSION:

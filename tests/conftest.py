@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -35,6 +37,26 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
     yield
+
+
+def jsonl(records: list[dict]) -> bytes:
+    """Paper records as a JSONL file's bytes."""
+    return "\n".join(json.dumps(r) for r in records).encode("utf-8")
+
+
+@contextlib.contextmanager
+def hashed_library(tmp: Path, records: list[dict]):
+    """A Library over one JSONL program of `records`, ingested with the hashing embedder into real Chroma
+    (where retrieval quality is beside the point)."""
+    from retrieval.library import Library
+    from tests.fakes import HashEmbedder
+
+    corpus = tmp / "corpus"
+    corpus.mkdir()
+    (corpus / "program.jsonl").write_bytes(jsonl(records))
+    with Library(make_settings(tmp, PAPERBOT_CORPUS=str(corpus)), embedder=HashEmbedder()) as lib:
+        lib.ingest()
+        yield lib
 
 
 def make_settings(tmp: Path, **env: str) -> Settings:

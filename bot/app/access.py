@@ -61,30 +61,26 @@ def lookup_limited(interaction: discord.Interaction) -> bool:
 
 
 def admins_only(interaction: discord.Interaction) -> bool:
+    return _managers_only(interaction, bot_of(interaction).settings.discord.admin_role, "REINDEX_SERVERS_ONLY",
+                          "NOT_ADMIN")
+
+
+def _managers_only(interaction: discord.Interaction, role: str | None, servers_only: str, refused: str) -> bool:
+    """In a server, members with Manage Server (or Administrator) or `role`; else the refusals named."""
     if interaction.guild_id is None:
-        raise ServersOnly("REINDEX_SERVERS_ONLY")
-    role = bot_of(interaction).settings.discord.admin_role
-    if not _manages(interaction, role):
-        raise NotAdmin("NOT_ADMIN", role=escape(role)) if role else NotAdmin("NOT_ADMIN_NO_ROLE")
-    return True
-
-
-def _manages(interaction: discord.Interaction, role: str | None) -> bool:
-    """Manage Server (or Administrator), or `role`."""
+        raise ServersOnly(servers_only)
     roles = getattr(interaction.user, "roles", [])
-    return is_admin(manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
-                    role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role)
+    if not is_admin(manage_guild=interaction.permissions.manage_guild or interaction.permissions.administrator,
+                    role_ids=[r.id for r in roles], role_names=[r.name for r in roles], admin_role=role):
+        raise NotAdmin(refused, role=escape(role)) if role else NotAdmin(f"{refused}_NO_ROLE")
+    return True
 
 
 def library_editors(interaction: discord.Interaction) -> bool:
     """/library add, remove and dms: members with Manage Server, or the library role (LIBRARY_ROLE; the admin
     role when unset)."""
-    if interaction.guild_id is None:
-        raise ServersOnly("LIBRARY_SERVERS_ONLY")
-    role = bot_of(interaction).settings.discord.library_role
-    if not _manages(interaction, role):
-        raise NotAdmin("LIBRARY_NOT_EDITOR", role=escape(role)) if role else NotAdmin("LIBRARY_NOT_EDITOR_NO_ROLE")
-    return True
+    return _managers_only(interaction, bot_of(interaction).settings.discord.library_role, "LIBRARY_SERVERS_ONLY",
+                          "LIBRARY_NOT_EDITOR")
 
 
 def server_allowed(interaction: discord.Interaction) -> bool:

@@ -11,10 +11,8 @@ from bot.app import library_commands
 from bot.harness import MANAGE_GUILD, Harness
 from bot.harness.payloads import GUILD_ID, Payloads, Upload
 from paperbot.records import Reach
-from retrieval.library import Library
 from tests.bot.limits import assert_calls_ok
-from tests.conftest import make_settings
-from tests.fakes import HashEmbedder
+from tests.conftest import hashed_library, jsonl
 
 pytestmark = pytest.mark.anyio
 
@@ -30,17 +28,9 @@ LAB_PAPERS = [{"id": "lab1", "title": "Quantum origami folding with lattice robo
                            "binding affinity better than fingerprints."}]
 
 
-def jsonl(records: list[dict]) -> bytes:
-    return "\n".join(json.dumps(r) for r in records).encode("utf-8")
-
-
 @pytest.fixture
 def program_library(tmp_path):
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "program.jsonl").write_bytes(jsonl(PROGRAM))
-    with Library(make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus)), embedder=HashEmbedder()) as lib:
-        lib.ingest()
+    with hashed_library(tmp_path, PROGRAM) as lib:
         yield lib
 
 

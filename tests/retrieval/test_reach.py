@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -11,27 +10,18 @@ from paperbot.records import Reach
 from retrieval.filters import Filters
 from retrieval.library import Library
 from retrieval.server_library import Upload, UploadError, library_prefix, read_upload, shown_name
-from tests.conftest import make_settings
-from tests.fakes import HashEmbedder
+from tests.conftest import hashed_library, jsonl
 
 A, B = "111111111111111111", "222222222222222222"
 LIMITS = {"max_bytes": 1 << 20, "max_papers": 100}
 
 
-def jsonl(records: list[dict]) -> bytes:
-    return "\n".join(json.dumps(r) for r in records).encode("utf-8")
-
-
 @pytest.fixture
 def shared(tmp_path):
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "program.jsonl").write_bytes(jsonl([
-        {"id": f"p{i}", "title": f"Graph paper {i}", "authors": ["Ada Lovelace"],
-         "abstract": f"Graph neural networks for molecules, study {i}. We report results on benchmark {i}."}
-        for i in range(5)]))
-    with Library(make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus)), embedder=HashEmbedder()) as lib:
-        lib.ingest()
+    with hashed_library(tmp_path, [
+            {"id": f"p{i}", "title": f"Graph paper {i}", "authors": ["Ada Lovelace"],
+             "abstract": f"Graph neural networks for molecules, study {i}. We report results on benchmark {i}."}
+            for i in range(5)]) as lib:
         yield lib
 
 
