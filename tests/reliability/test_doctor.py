@@ -15,6 +15,7 @@ import pytest
 
 from bot import doctor
 from bot.doctor import run_doctor
+from retrieval import integrity
 from ingest.store import Store
 from retrieval.library import Library
 from tests.conftest import make_settings, seed_store
@@ -308,12 +309,12 @@ def test_store_check_reads_every_vector_and_searches_for_chunks_with_their_own_v
             return CorpusView.from_store(store, store.content_version())
 
         view = fresh_view()
-        assert doctor.vector_problem(store, view) == ""
-        problem = doctor.vector_problem(LostGraph(store, view.chunk_ids[0]), fresh_view())
+        assert integrity.vector_problem(store, view) == ""
+        problem = integrity.vector_problem(LostGraph(store, view.chunk_ids[0]), fresh_view())
         lost_vector = view.chunk_ids[len(view.chunk_ids) // 2]
-        unreadable = doctor.vector_problem(NoVectorFor(store, lost_vector), fresh_view())
+        unreadable = integrity.vector_problem(NoVectorFor(store, lost_vector), fresh_view())
     assert unreadable == f"1 of {len(view.chunk_ids)} chunk vectors are missing or unreadable, e.g. {lost_vector}"
-    sampled = min(doctor.SELF_SEARCH_SAMPLE, len(view.chunk_ids))
+    sampled = min(integrity.SELF_SEARCH_SAMPLE, len(view.chunk_ids))
     assert sampled > 10
     # the first chunk finds itself; every other one sampled is lost
     assert problem.startswith(f"searching for {sampled} stored chunks with their own vectors did not find "
