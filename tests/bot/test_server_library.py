@@ -107,6 +107,7 @@ async def test_only_editors_change_the_library(make_bot, program_library):
 
 
 HOSTILE = [
+    ("fifty.json", b" " * (50 * 2**20), "is 50.0 MB; this server's library takes files of at most 1.0 MB"),
     ("big.jsonl", b"{}" * (1024 * 1024 + 1), "is 2.0 MB; this server's library takes files of at most 1.0 MB"),
     ("latin.csv", "title,abstract\nCaf\xe9,".encode("latin-1") + b"x" * 200, "not valid UTF-8"),
     ("deep.json", b"[" * 100_000 + b"]" * 100_000, "nested"),
