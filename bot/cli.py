@@ -275,7 +275,8 @@ async def _ask(settings: Settings, question: str, k: int | None, use_llm: bool, 
     async with open_services(settings, use_llm=use_llm, one_shot=True) as services:
         _report_bundled_ingest(await asyncio.to_thread(services.library.ensure_ingested, progress), settings)
         answer = await answer_question(services.library, question, llm=services.llm, k=k,
-                                       on_text=show if live else None, filters=filters)
+                                       on_text=show if live else None, filters=filters,
+                                       rerank_timeout=settings.llm.rerank_budget)
     if shown:
         sys.stderr.write("\n\n")
     return answer

@@ -203,10 +203,19 @@ class LLMSettings:
     stream: bool = True
     failure_threshold: int = 3  # failed questions in a row before the endpoint is skipped for `cooldown` s
     max_retry_wait: float = 10.0  # longest wait between attempts; a longer Retry-After means give up now
+    # Off by default: a listwise rerank of the candidates before the answer (retrieval/rerank.py) has not been
+    # measured to pick better papers than the fused order, and costs one more request per question.
+    rerank: bool = False
+    rerank_timeout: float = 10.0  # seconds the rerank may take, retries included, before the fused order stands
 
     @property
     def enabled(self) -> bool:
         return bool(self.base_url)
+
+    @property
+    def rerank_budget(self) -> float | None:
+        """Seconds a rerank of the candidates may take (LLM_RERANK_TIMEOUT), or None when LLM_RERANK is off."""
+        return self.rerank_timeout if self.rerank and self.enabled else None
 
     @property
     def chat_url(self) -> str:
@@ -329,6 +338,8 @@ class Settings:
             stream=e.bool("LLM_STREAM", LLMSettings.stream),
             failure_threshold=e.int("LLM_FAILURE_THRESHOLD", LLMSettings.failure_threshold, lo=1, hi=100),
             max_retry_wait=e.float("LLM_MAX_RETRY_WAIT", LLMSettings.max_retry_wait, lo=0.0, hi=600.0),
+            rerank=e.bool("LLM_RERANK", LLMSettings.rerank),
+            rerank_timeout=e.float("LLM_RERANK_TIMEOUT", LLMSettings.rerank_timeout, lo=0.1, hi=MAX_TIMEOUT),
         )
         if llm.enabled and not llm.model:
             raise ConfigError("LLM_MODEL", "is required when LLM_BASE_URL is set (e.g. LLM_MODEL=llama3.1:8b)")

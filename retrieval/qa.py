@@ -11,7 +11,8 @@
    answer is built from the hits (retrieval/answer.py);
 3. with a model, and whenever retrieval found papers plausibly relevant (a looser bar
    than citing them without one: retrieval/decision.py), ask it to summarize their
-   sentences (retrieval/prompts.py); a reply that only says the passages do not
+   sentences (retrieval/prompts.py), after letting it reorder them when LLM_RERANK is on
+   (retrieval/rerank.py); a reply that only says the passages do not
    answer is the abstention, shown with the closest papers; check any other reply
    sentence by sentence as it streams (retrieval/checks.py, retrieval/grounding/):
    only checked, redacted sentences reach `on_text`, and the final answer is the
@@ -40,7 +41,7 @@ from paperbot.errors import LLMError
 from paperbot.language import guess_language, looks_english, message_language
 from paperbot.protocols import ChatModel, PaperLibrary
 from retrieval import prompts
-from retrieval.answer import citations_for, extractive_answer
+from retrieval.answer import MAX_CITED_PAPERS, citations_for, extractive_answer
 from retrieval.checks import (
     MAX_ANSWER_CHARS,
     ReplyCheck,
@@ -49,9 +50,11 @@ from retrieval.checks import (
     sanitize,
     validate_answer,
 )
+from retrieval.decision import llm_candidates
 from retrieval.filters import Filters
 from retrieval.followup import FollowUp, Turn, resolve
 from retrieval.grounding import Passage
+from retrieval.rerank import rerank
 from retrieval.rewrite import condense_question, rewrite_problem, rewrite_query
 from retrieval.scope import SCOPE_DEPTH, scoped_search, search_resolved
 from retrieval.translate import english_query, has_chinese
@@ -69,7 +72,7 @@ OnText = Callable[[str], Any]
 async def answer_question(library: PaperLibrary, question: str, *, llm: ChatModel | None = None, k: int | None = None,
                           on_text: OnText | None = None, max_chars: int = MAX_ANSWER_CHARS,
                           history: Sequence[Turn] = (), filters: Filters | None = None,
-                          language: str | None = None) -> Answer:
+                          language: str | None = None, rerank_timeout: float | None = None) -> Answer:
     """The answer to `question`; `llm` summarizes when given, `on_text` gets the growing checked text.
 
     `on_text` may be a plain function or a coroutine function; it receives the whole
@@ -77,7 +80,8 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
     answer is cut to `max_chars` at a sentence boundary. `history` (oldest first) makes
     the question a follow-up: see retrieval/followup.py. `filters` restrict the papers
     before ranking. `language` is that of the fixed text (default: the question's,
-    when paperbot has messages in it).
+    when paperbot has messages in it). `rerank_timeout` (LLM_RERANK's seconds; None: off)
+    lets the model reorder the papers it may be shown first (retrieval/rerank.py).
     """
     start = time.perf_counter()
     lang = language or message_language(question)
@@ -104,9 +108,13 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
     if not llm.available:
         return fallback("LLM_PAUSED", f"skipped for {llm.cooldown_left():.0f} s after repeated failures")
 
+    asked = f"{question} (in this conversation: {condensed})" if condensed and condensed != question else question
+    if rerank_timeout is not None:
+        candidates = llm_candidates(result.hits)
+        if len(candidates) > MAX_CITED_PAPERS:  # with fewer, all are shown anyway: the order would only renumber
+            citations = citations_for(await rerank(llm, asked, candidates, timeout=rerank_timeout), plausible=True)
     check = ReplyCheck([Passage.of(c.n, c.label, c.quote) for c in citations], library.embedder,
                        question=question, max_chars=max_chars, secrets=llm.secrets)
-    asked = f"{question} (in this conversation: {condensed})" if condensed and condensed != question else question
     preview = _Preview(check, on_text) if on_text is not None else None
     try:
         completion = await llm.chat(_answer_prompt(asked, citations, guess_language(question)), on_delta=preview)

@@ -216,7 +216,8 @@ class PaperBot(discord.Client):
         return await answer_question(self.library.seen_from(reach), question, llm=self.llm if use_llm else None,
                                      max_chars=embeds.ANSWER_CHARS, language=language,
                                      on_text=preview.on_text if preview is not None else None,
-                                     history=history or (), filters=filters)
+                                     history=history or (), filters=filters,
+                                     rerank_timeout=self.settings.llm.rerank_budget)
 
     # -- admin work ---------------------------------------------------------------------------
 

@@ -261,7 +261,7 @@ async def test_streaming_answer_edits_at_most_once_per_second(make_bot, monkeypa
     real = client.answer_question
 
     async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=(),
-                        filters=None, language=None):
+                        filters=None, language=None, rerank_timeout=None):
         text = ""
         for word in ["Masks", " match", " full", " fine-tuning", " [1]."] * 4:
             text += word

@@ -29,7 +29,7 @@ def scripted(monkeypatch, texts, pause=0.0):
     real = client.answer_question
 
     async def streaming(library, question, *, llm=None, k=None, on_text=None, max_chars=None, history=(),
-                        filters=None, language=None):
+                        filters=None, language=None, rerank_timeout=None):
         for text in texts:
             on_text(text)
             await asyncio.sleep(pause)

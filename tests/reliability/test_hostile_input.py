@@ -198,6 +198,8 @@ INVALID = {
     "LLM_STREAM": ("sometimes", "true/false"),
     "LLM_FAILURE_THRESHOLD": ("0", "between 1 and 100"),
     "LLM_MAX_RETRY_WAIT": ("601", "between 0.0 and 600.0"),
+    "LLM_RERANK": ("maybe", "true/false"),
+    "LLM_RERANK_TIMEOUT": ("0", "between 0.1 and 600.0"),
     "PAPERBOT_LOG_LEVEL": ("LOUD", "DEBUG, INFO, WARNING, ERROR"),
     "PAPERBOT_HEARTBEAT_INTERVAL": ("0", "between 0.1 and 300.0"),
 }
