@@ -225,7 +225,7 @@ _JSON_VALUES = st.recursive(
 def test_a_big_file_decoded_a_record_at_a_time_reads_as_json_loads_reads_it(value, indent, cut, damage):
     """Long JSON texts are decoded an element at a time (the bot's loop runs between two): the same values,
     and for a broken text the same error at the same place."""
-    from ingest.parse import _decode_in_parts
+    from ingest.parse.decode import _decode_in_parts
 
     text = json.dumps(value, indent=indent)
     if damage == "cut":
@@ -249,7 +249,7 @@ def test_a_big_file_decoded_a_record_at_a_time_reads_as_json_loads_reads_it(valu
 
 @pytest.mark.parametrize("name", ["deep.json", "bad.json", "ok.json"])
 def test_files_decoded_in_parts_give_the_same_papers_and_errors(tmp_path, monkeypatch, name):
-    from ingest import parse
+    from ingest.parse import decode
 
     texts = {"deep.json": "[" * 10_000 + "]" * 10_000,
              "bad.json": json.dumps({"notes": [{"title": "T", "abstract": A1}]}, indent=1)[:-3],
@@ -264,7 +264,7 @@ def test_files_decoded_in_parts_give_the_same_papers_and_errors(tmp_path, monkey
             return str(exc)
 
     whole = read()
-    monkeypatch.setattr(parse, "DECODE_IN_PARTS_CHARS", 0)
+    monkeypatch.setattr(decode, "DECODE_IN_PARTS_CHARS", 0)
     assert read() == whole
     assert ("nested more than 64" in whole) if name == "deep.json" else \
         ("invalid JSON" in whole) if name == "bad.json" else (len(whole) == 2)
