@@ -12,7 +12,7 @@
 
 A new paper field: the `Paper` field (PAPER_FIELDS, built from the dataclass, stores and reads it in chunks and
 saved views; add it to `meta_hash` or `embed_hash`); its accepted names in
-ingest/fields.py and its reading in ingest/parse.py; `paper_json` (retrieval/types.py) for JSON output; and
+ingest/fields.py and its reading in ingest/parse/draft.py; `paper_json` (retrieval/types.py) for JSON output; and
 where it is shown (bot/display.py, bot/app/embeds.py, bot/terminal.py). docs/architecture.md lists the steps.
 Two hashes version a paper: `embed_hash` (what is embedded: a change re-embeds it) and
 `meta_hash` (everything else shown: a change updates the stored metadata in place).
