@@ -185,10 +185,12 @@ class UserData:
             return tx.run("DELETE FROM saved WHERE user_id = ?", (str(user_id),))
 
     def forget_user(self, user_id: str | int) -> tuple[int, int]:
-        """Delete everything kept about a user: (saved papers, watches) deleted."""
+        """Delete everything kept about a user: (saved papers, watches) deleted. The uploads they added to a
+        server's library stay the server's, no longer naming them."""
         with self.db.write() as tx:
             saved = tx.run("DELETE FROM saved WHERE user_id = ?", (str(user_id),))
             watches = tx.run("DELETE FROM watches WHERE user_id = ?", (str(user_id),))
+            tx.run("UPDATE uploads SET user_id = '' WHERE user_id = ?", (str(user_id),))
         return saved, watches
 
     # -- watches -------------------------------------------------------------------------------------

@@ -33,6 +33,42 @@ def test_a_new_database_is_migrated(users, users_db):
     again.close()
 
 
+def test_a_schema_1_file_keeps_its_watches_when_it_gains_server_libraries(tmp_path):
+    from paperbot.userdata import MIGRATIONS, statements
+
+    path = tmp_path / "users.sqlite3"  # a file written by the version before server libraries
+    old = sqlite3.connect(path)
+    old.executescript(";".join(statements(MIGRATIONS[0], "sqlite")) + ";PRAGMA user_version=1;")
+    old.execute("INSERT INTO watches (user_id, topic, created_at) VALUES ('7', 'diffusion', 1.0)")
+    old.commit()
+    old.close()
+    users = UserData(path)
+    try:
+        assert users.check().version == VERSION == 2
+        [watch] = users.watches()
+        assert (watch.user_id, watch.topic, watch.server) == ("7", "diffusion", "")
+    finally:
+        users.close()
+
+
+def test_server_library_records_and_dm_settings(users):
+    users.record_upload("42", "lab.jsonl", 7, 120)
+    users.record_upload("42", "notes.csv", 8, 3)
+    users.record_upload("42", "lab.jsonl", 9, 80)  # uploaded again: the latest uploader and count
+    users.record_upload("43", "lab.jsonl", 7, 1)
+    assert [(u.name, u.user_id, u.papers) for u in users.uploads("42")] == [("lab.jsonl", "9", 80),
+                                                                            ("notes.csv", "8", 3)]
+    assert users.forget_upload("42", "notes.csv") and not users.forget_upload("42", "notes.csv")
+    assert [u.name for u in users.uploads("43")] == ["lab.jsonl"]
+    assert users.in_dms() == set()
+    users.set_in_dms("42", True)
+    users.set_in_dms("43", True)
+    users.set_in_dms("43", False)
+    assert users.in_dms() == {"42"}
+    w = users.add_watch(7, "origami", library="42")
+    assert [x.server for x in users.watches(7)] == ["42"] and w.server == "42"
+
+
 def test_saved_papers_keep_their_order_and_survive_reopening(users, users_db):
     assert users.save(1, ["b", "a", "b"]) == 2
     assert users.save(1, ["a", "c"]) == 1
@@ -50,9 +86,12 @@ def test_forgetting_a_user_deletes_their_papers_watches_and_digest_records(users
     w = users.add_watch(1, "  diffusion   policies ")
     users.add_watch(2, "other")
     users.mark_sent(w.id, ["a"])
+    users.record_upload("42", "lab.jsonl", 1, 3)
     assert w.topic == "diffusion policies"
     assert users.forget_user(1) == (2, 1)
     assert users.saved(1) == [] and [x.user_id for x in users.watches()] == ["2"]
+    [upload] = users.uploads("42")
+    assert (upload.name, upload.user_id, upload.papers) == ("lab.jsonl", "", 3)  # the server's, unnamed
     with users.db.read() as tx:  # the watch's records went with it (ON DELETE CASCADE)
         assert tx.one("SELECT COUNT(*) FROM watch_sent") == (0,)
 
