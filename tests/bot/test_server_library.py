@@ -208,3 +208,25 @@ async def test_a_5000_paper_upload_leaves_every_interaction_acknowledged_in_time
         await h.stop()
     assert "5000 added" in upload.messages[-1]["content"]
     assert len(acks) >= 3 and max(acks) < 3.0, acks
+
+
+async def test_a_watch_sees_its_own_server_s_uploads_only(make_bot, program_library):
+    bob = Payloads.user(666666666666666666, "bob")
+    bot = make_bot(program_library)
+    h = Harness(bot)
+    await h.start()
+    try:
+        await h.background(bot.watcher.run_once())  # the watcher's first look: the program as it is
+        await h.slash("watch add", topic="quantum origami folding lattice robots")
+        await h.slash("watch add", topic="quantum origami folding lattice robots", guild=OTHER_GUILD, user=bob)
+        added = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
+        later = await h.background(bot.watcher.run_once())
+    finally:
+        await h.stop()
+    calls = added.calls + later.calls  # the upload wakes the watcher itself
+    assert_calls_ok(calls)
+    opened = [str(c.json["recipient_id"]) for c in calls if c.method == "POST" and c.path == "/users/@me/channels"]
+    assert opened == [Payloads.user()["id"]]  # alice's watch, made in the lab's server; bob's, made elsewhere: none
+    digests = [m for m in added.messages + later.messages if m.get("embeds")
+               and m["embeds"][0].get("title", "").startswith("New papers for your watch")]
+    assert len(digests) == 1 and "Quantum origami folding" in digests[0]["embeds"][0]["description"]
