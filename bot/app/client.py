@@ -552,6 +552,8 @@ class PaperBot(discord.Client):
 
     def _reached(self, papers: list[Paper], reach: Reach) -> list[Paper]:
         """`papers` as `reach` sees them: the same list when it sees them all (no server library outside it)."""
+        if reach.everything:
+            return papers
         key = reach.key()
         kept = self._reach_lists.get(key)
         if kept is not None and kept[0] is papers:
