@@ -63,7 +63,7 @@ LIBRARY_NOT_EDITOR = "Only members with Manage Server or the {role} role can cha
 LIBRARY_NOT_EDITOR_NO_ROLE = "Only members with Manage Server can change this server's library."
 LIBRARY_TOO_LARGE = "{file} is {size}; this server's library takes files of at most {limit}."
 LIBRARY_READING = "Reading {file}…"
-LIBRARY_EMBEDDING = "{file}: read; embedding {done}/{total} chunks{eta}."
+LIBRARY_EMBEDDING = "{file}: read; {done} of {total} papers embedded{eta}."
 LIBRARY_ETA = ", about {seconds} s left"
 LIBRARY_ADDED = "{file} is in this server's library: {summary}"
 LIBRARY_REFUSED = "{file} was not added, nothing was stored: {problem}"
@@ -311,7 +311,7 @@ ZH = {
     "LIBRARY_NOT_EDITOR_NO_ROLE": "只有拥有“管理服务器”权限的成员可以修改本服务器的文库。",
     "LIBRARY_TOO_LARGE": "{file} 大小为 {size}；本服务器的文库只接受不超过 {limit} 的文件。",
     "LIBRARY_READING": "正在读取 {file}…",
-    "LIBRARY_EMBEDDING": "{file}：已读取；正在嵌入 {done}/{total} 个片段{eta}。",
+    "LIBRARY_EMBEDDING": "{file}：已读取；已嵌入 {total} 篇论文中的 {done} 篇{eta}。",
     "LIBRARY_ETA": "，大约还需 {seconds} 秒",
     "LIBRARY_ADDED": "{file} 已加入本服务器的文库：{summary}",
     "LIBRARY_REFUSED": "{file} 未被加入，没有存储任何内容：{problem}",
