@@ -164,6 +164,7 @@ async def test_progress_is_one_message_edited_in_place(make_bot, program_library
     posts = [c for c in ex.calls if c.method == "POST" and "/messages" in c.path]
     assert not posts  # no second message: the first is edited
     assert edits and "300 added" in edits[-1].json["content"]
+    assert any(" of 300 papers embedded" in e.json["content"] for e in edits[:-1])  # how far, while it runs
     assert len(ex.messages) == 1
 
 
