@@ -122,13 +122,11 @@ async def library_add(interaction: discord.Interaction, file: discord.Attachment
                     exc_info=True)
         text = bot_messages.text("LIBRARY_INTERRUPTED", lang, file=markdown.escape(name))
     except PaperbotError as exc:  # refused by the store before writing (a model mismatch, a locked store)
-        log.warning("library %s: %s not added: %s", interaction.guild_id, name, exc)
-        text = bot_messages.text("LIBRARY_REFUSED", lang, file=markdown.escape(name),
-                                 problem=markdown.escape(str(exc)))
+        log.warning("library %s: %s not added: %s", interaction.guild_id, name, exc)  # paths: the log only
+        text = bot_messages.text("LIBRARY_STORE_FAILED", lang, file=markdown.escape(name))
     except discord.HTTPException:
         log.warning("library %s: %s could not be downloaded", interaction.guild_id, name, exc_info=True)
-        text = bot_messages.text("LIBRARY_REFUSED", lang, file=markdown.escape(name),
-                                 problem="Discord did not hand over the file; attach it again")
+        text = bot_messages.text("LIBRARY_NOT_DOWNLOADED", lang, file=markdown.escape(name))
     await _finish(interaction, text, started)
 
 

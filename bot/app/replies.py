@@ -69,6 +69,8 @@ LIBRARY_ADDED = "{file} is in this server's library: {summary}"
 LIBRARY_REFUSED = "{file} was not added, nothing was stored: {problem}"
 LIBRARY_INTERRUPTED = ("{file} stopped part-way: the library is restarting. Attach it again in a moment to finish; "
                        "the papers already stored are kept, none twice.")
+LIBRARY_STORE_FAILED = "{file} was not added: the library could not store it now (the bot's log says why)."
+LIBRARY_NOT_DOWNLOADED = "{file} was not added: Discord did not hand over the file; attach it again."
 LIBRARY_BUSY = "Another ingest is running; try again when it has finished."
 LIBRARY_EMPTY = "This server's library is empty. `/library add` adds a paper list (any format `paperbot ingest` reads)."
 LIBRARY_HEADING = "This server's library"
@@ -316,6 +318,8 @@ ZH = {
     "LIBRARY_ADDED": "{file} 已加入本服务器的文库：{summary}",
     "LIBRARY_REFUSED": "{file} 未被加入，没有存储任何内容：{problem}",
     "LIBRARY_INTERRUPTED": "{file} 中途停止：论文库正在重启。请稍后重新附上它以完成导入；已存储的论文会保留，不会重复。",
+    "LIBRARY_STORE_FAILED": "{file} 未被加入：论文库现在无法存储它（机器人的日志写明了原因）。",
+    "LIBRARY_NOT_DOWNLOADED": "{file} 未被加入：Discord 没有交出这个文件，请重新附上。",
     "LIBRARY_BUSY": "另一个导入正在进行；请等它完成后再试。",
     "LIBRARY_EMPTY": "本服务器的文库是空的。`/library add` 可以加入论文列表（`paperbot ingest` 能读的任何格式）。",
     "LIBRARY_HEADING": "本服务器的文库",

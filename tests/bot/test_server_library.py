@@ -231,3 +231,21 @@ async def test_a_watch_sees_its_own_server_s_uploads_only(make_bot, program_libr
     digests = [m for m in added.messages + later.messages if m.get("embeds")
                and m["embeds"][0].get("title", "").startswith("New papers for your watch")]
     assert len(digests) == 1 and "Quantum origami folding" in digests[0]["embeds"][0]["description"]
+
+
+async def test_a_store_refusal_is_one_line_without_its_paths(make_bot, program_library, monkeypatch, caplog):
+    from paperbot.errors import StoreLockedError
+
+    def locked(*_, **__):
+        raise StoreLockedError("/srv/secret/chroma is locked by process 4242")
+
+    monkeypatch.setattr(program_library, "add_upload", locked)
+    h = Harness(make_bot(program_library))
+    await h.start()
+    try:
+        ex = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
+    finally:
+        await h.stop()
+    text = ex.messages[-1]["content"]
+    assert text == "lab.jsonl was not added: the library could not store it now (the bot's log says why)."
+    assert "/srv/secret" in caplog.text  # the log has it
