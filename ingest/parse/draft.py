@@ -8,14 +8,14 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
 from ingest import fields as F
 from ingest.labels import derive_label, find_links
 from ingest.parse.place import Place
-from paperbot.records import Paper, Slot
+from paperbot.records import PAPER_FIELDS, Paper, Slot
 
 MIN_ABSTRACT_CHARS = 20
 OPENREVIEW = "https://openreview.net"
@@ -61,6 +61,10 @@ class Draft:
     bibtex: str = ""
     title_zh: str = ""
     slots: tuple[Slot, ...] = ()
+
+
+# The fields a Draft hands to its Paper as they are (the others are made in `to_paper`).
+_PAPER_NAMES = frozenset(f.name for f in PAPER_FIELDS) - {"paper_id", "source", "position", "label"}
 
 
 def text_id(text: str) -> str:
@@ -151,32 +155,11 @@ def check_record(draft: Draft, place: Place) -> None:
 def to_paper(draft: Draft, source: str, position: int, place: Place) -> Paper:
     """The Paper of a checked draft: its id made safe (or derived from its text), its label its title or one
     derived from its abstract, its program slots in time order."""
-    abstract, title = draft.abstract, draft.title
     check_record(draft, place)
-    return Paper(
-        paper_id=safe_id(draft.id) or text_id(abstract or title),
-        source=source,
-        position=position,
-        abstract=abstract,
-        label=title or derive_label(abstract),
-        title=title,
-        authors=draft.authors,
-        affiliations=draft.affiliations,
-        url=draft.url,
-        venue=draft.venue,
-        links=draft.links,
-        keywords=draft.keywords,
-        area=draft.area,
-        subarea=draft.subarea,
-        presentation=draft.presentation,
-        track=draft.track,
-        tldr=draft.tldr,
-        pdf_url=draft.pdf_url,
-        site_url=draft.site_url,
-        slots=tuple(sorted(draft.slots, key=Slot.order)),
-        bibtex=draft.bibtex,
-        title_zh=draft.title_zh,
-    )
+    shared = {f.name: getattr(draft, f.name) for f in fields(Draft) if f.name in _PAPER_NAMES}
+    return Paper(**{**shared, "slots": tuple(sorted(draft.slots, key=Slot.order))},
+                 paper_id=safe_id(draft.id) or text_id(draft.abstract or draft.title), source=source,
+                 position=position, label=draft.title or derive_label(draft.abstract))
 
 
 def _text(rec: dict, keys: tuple[str, ...], place: Place) -> str:
