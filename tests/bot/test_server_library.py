@@ -39,9 +39,7 @@ async def search_text(h: Harness, query: str, **where) -> str:
 
 
 async def test_an_upload_in_one_server_is_found_there_and_nowhere_else(make_bot, program_library):
-    h = Harness(make_bot(program_library))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library)) as h:
         added = await h.slash("library add", file=Upload("lab papers.jsonl", jsonl(LAB_PAPERS)),
                               permissions=MANAGE_GUILD)
         here = await search_text(h, "quantum origami folding lattice robots")
@@ -52,8 +50,6 @@ async def test_an_upload_in_one_server_is_found_there_and_nowhere_else(make_bot,
         listed = await h.slash("library list")
         about_here = await h.slash("about")
         about_there = await h.slash("about", guild=OTHER_GUILD)
-    finally:
-        await h.stop()
     assert_calls_ok(added.calls + listed.calls)
     assert "lab papers.jsonl" in about_here.text() and "lab papers.jsonl" not in about_there.text()
     assert f"{len(PROGRAM) + 2}" in about_here.text() and f"{len(PROGRAM) + 2}" not in about_there.text()
@@ -71,9 +67,7 @@ async def test_an_upload_in_one_server_is_found_there_and_nowhere_else(make_bot,
 
 
 async def test_remove_and_upload_again(make_bot, program_library):
-    h = Harness(make_bot(program_library))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library)) as h:
         await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
         again = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS[:1])),
                               permissions=MANAGE_GUILD)
@@ -82,8 +76,6 @@ async def test_remove_and_upload_again(make_bot, program_library):
         removed = await h.slash("library remove", source="lab.jsonl", permissions=MANAGE_GUILD)
         gone = await search_text(h, "quantum origami folding lattice robots")
         listed = await h.slash("library list")
-    finally:
-        await h.stop()
     assert "1 removed" in again.messages[-1]["content"] and after_again == 1  # the same name replaces its papers
     assert [c["value"] for c in choices.calls[-1].json["data"]["choices"]] == ["lab.jsonl"]
     assert "Removed lab.jsonl from this server's library (1 papers)" in removed.text()
@@ -94,13 +86,9 @@ async def test_remove_and_upload_again(make_bot, program_library):
 
 
 async def test_only_editors_change_the_library(make_bot, program_library):
-    h = Harness(make_bot(program_library, LIBRARY_ROLE="librarians"))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library, LIBRARY_ROLE="librarians")) as h:
         refused = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)))
         in_dm = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), dm=True)
-    finally:
-        await h.stop()
     assert "Only members with Manage Server or the librarians role" in refused.text()
     assert refused.calls[-1].json["data"]["flags"] & 64  # only the member sees it
     assert in_dm.calls and not [p for p in program_library.papers() if p.library]
@@ -118,13 +106,9 @@ HOSTILE = [
 
 @pytest.mark.parametrize(("name", "data", "says"), HOSTILE, ids=[h[0] for h in HOSTILE])
 async def test_a_hostile_upload_gets_one_line_and_stores_nothing(make_bot, program_library, name, data, says):
-    h = Harness(make_bot(program_library, LIBRARY_MAX_MB="1"))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library, LIBRARY_MAX_MB="1")) as h:
         before = program_library.store.content_version()
         ex = await h.slash("library add", file=Upload(name, data), permissions=MANAGE_GUILD)
-    finally:
-        await h.stop()
     assert_calls_ok(ex.calls)
     shown = ex.calls[-1].json
     text = shown.get("content") or shown.get("data", {}).get("content", "")
@@ -135,13 +119,9 @@ async def test_a_hostile_upload_gets_one_line_and_stores_nothing(make_bot, progr
 
 async def test_control_characters_and_a_path_in_the_name_are_made_harmless(make_bot, program_library):
     records = [{**LAB_PAPERS[0], "title": "Quantum\x07 origami\x1b[31m folding"}]
-    h = Harness(make_bot(program_library))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library)) as h:
         ex = await h.slash("library add", file=Upload("../../etc/lab\x00.jsonl", jsonl(records)),
                            permissions=MANAGE_GUILD)
-    finally:
-        await h.stop()
     [paper] = [p for p in program_library.papers() if p.library]
     assert "\x07" not in paper.title and "\x1b" not in paper.title
     assert paper.source.endswith(":lab_.jsonl") and "/" not in paper.source and ".." not in paper.source
@@ -153,12 +133,8 @@ async def test_progress_is_one_message_edited_in_place(make_bot, program_library
     many = [{"id": f"n{i}", "title": f"Lab note {i}",
              "abstract": f"Lab note {i} measures the drift of sensor {i} over a week of field recordings."}
             for i in range(300)]
-    h = Harness(make_bot(program_library))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library)) as h:
         ex = await h.slash("library add", file=Upload("notes.jsonl", jsonl(many)), permissions=MANAGE_GUILD)
-    finally:
-        await h.stop()
     assert_calls_ok(ex.calls)
     edits = [c for c in ex.calls if c.method == "PATCH" and c.path.endswith("/messages/@original")]
     posts = [c for c in ex.calls if c.method == "POST" and "/messages" in c.path]
@@ -170,9 +146,7 @@ async def test_progress_is_one_message_edited_in_place(make_bot, program_library
 
 async def test_a_dm_sees_a_server_library_only_when_the_server_allows_it(make_bot, program_library):
     bot = make_bot(program_library)
-    h = Harness(bot)
-    await h.start()
-    try:
+    async with Harness(bot) as h:
         await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
         closed = await search_text(h, "quantum origami folding lattice robots", dm=True)
         opened = await h.slash("library dms", allowed=True, permissions=MANAGE_GUILD)
@@ -180,8 +154,6 @@ async def test_a_dm_sees_a_server_library_only_when_the_server_allows_it(make_bo
         asked = await bot.dm_reach(int(Payloads.user()["id"]))
         await h.slash("library dms", allowed=False, permissions=MANAGE_GUILD)
         shut = await search_text(h, "quantum origami folding lattice robots", dm=True)
-    finally:
-        await h.stop()
     assert "Quantum origami" not in closed and "Quantum origami" not in shut
     assert "searched from DMs" in opened.text()
     assert "Quantum origami folding" in in_dm and asked == Reach.server(GUILD_ID)
@@ -214,16 +186,12 @@ async def test_a_5000_paper_upload_leaves_every_interaction_acknowledged_in_time
 async def test_a_watch_sees_its_own_server_s_uploads_only(make_bot, program_library):
     bob = Payloads.user(666666666666666666, "bob")
     bot = make_bot(program_library)
-    h = Harness(bot)
-    await h.start()
-    try:
+    async with Harness(bot) as h:
         await h.background(bot.watcher.run_once())  # the watcher's first look: the program as it is
         await h.slash("watch add", topic="quantum origami folding lattice robots")
         await h.slash("watch add", topic="quantum origami folding lattice robots", guild=OTHER_GUILD, user=bob)
         added = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
         later = await h.background(bot.watcher.run_once())
-    finally:
-        await h.stop()
     calls = added.calls + later.calls  # the upload wakes the watcher itself
     assert_calls_ok(calls)
     opened = [str(c.json["recipient_id"]) for c in calls if c.method == "POST" and c.path == "/users/@me/channels"]
@@ -240,12 +208,8 @@ async def test_a_store_refusal_is_one_line_without_its_paths(make_bot, program_l
         raise StoreLockedError("/srv/secret/chroma is locked by process 4242")
 
     monkeypatch.setattr(program_library, "add_upload", locked)
-    h = Harness(make_bot(program_library))
-    await h.start()
-    try:
+    async with Harness(make_bot(program_library)) as h:
         ex = await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
-    finally:
-        await h.stop()
     text = ex.messages[-1]["content"]
     assert text == "lab.jsonl was not added: the library could not store it now (the bot's log says why)."
     assert "/srv/secret" in caplog.text  # the log has it
