@@ -23,7 +23,7 @@ from paperbot.records import Paper, Reach
 from paperbot.settings import Settings
 from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
-from retrieval.server_library import Upload, add_upload, library_prefix, remove_source
+from retrieval.server_library import Upload, add_upload, remove_source, upload_name
 from retrieval.similar import Similarity
 from retrieval.translate import english_query
 from retrieval.types import SearchResult, Similar
@@ -175,8 +175,7 @@ class Library:
 
     def uploads(self, library: str) -> Counter[str]:
         """A server's uploads (their shown names) and how many papers each holds now."""
-        prefix = library_prefix(library)
-        return Counter(p.source.removeprefix(prefix) for p in self.retriever.papers() if p.library == library)
+        return Counter(upload_name(p) for p in self.retriever.papers() if p.library == library)
 
     def content_version(self) -> str:
         """Changes whenever any process writes the store: a cheap way to know cached papers are stale."""
@@ -190,8 +189,7 @@ class Library:
         return Stats(
             papers=len(papers),
             chunks=self.store.count() if mask is None else int(mask[view.chunk_paper_idx].sum()),
-            sources=sorted({p.source.removeprefix(library_prefix(p.library)) if p.library else p.source
-                            for p in papers}),
+            sources=sorted({upload_name(p) for p in papers}),
             model=self.embedder.name,
             store=self.store.where,
             areas=dict(Counter(p.area for p in papers if p.area).most_common()),

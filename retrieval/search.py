@@ -256,7 +256,7 @@ class Retriever:
         if not query:
             return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
-        allowed = view.reach_mask(reach) if view.papers else None
+        seen = allowed = view.reach_mask(reach) if view.papers else None
         if within is not None:
             if not view.papers:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
@@ -271,8 +271,7 @@ class Retriever:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
             allowed = view.mask(filters) if allowed is None else allowed & view.mask(filters)
             if not allowed.any():
-                notice = no_match_notice(filters, self.papers(reach),
-                                         view.filter_index if view.reach_mask(reach) is None else None)
+                notice = no_match_notice(filters, self.papers(reach), view.filter_index if seen is None else None)
                 return SearchResult(query=shown, hits=[], abstained=True, reason=notice.split("\n")[0],
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]

@@ -62,6 +62,11 @@ def source_of(library: str, name: str) -> str:
     return library_prefix(library) + name
 
 
+def upload_name(paper: Paper) -> str:
+    """The shown name of the upload a server's paper came from (a program paper's source as it is)."""
+    return paper.source.removeprefix(library_prefix(paper.library)) if paper.library else paper.source
+
+
 def shown_name(filename: str) -> str:
     """The name an upload is listed and replaced by: the file name's last part, letters, digits, `._- `
     only, at most NAME_CHARS; refused when its suffix is not one `paperbot ingest` reads."""

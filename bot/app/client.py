@@ -263,8 +263,7 @@ class PaperBot(discord.Client):
         ds = self.settings.discord
         summary = await asyncio.to_thread(self.library.add_upload, upload, max_bytes=ds.upload_max_mb * 2**20,
                                           max_papers=ds.upload_max_papers, progress=progress)
-        name = shown_name(upload.filename)
-        papers = (await asyncio.to_thread(self.library.uploads, upload.library))[name]
+        name, papers = shown_name(upload.filename), summary.added + summary.updated + summary.unchanged
         await asyncio.to_thread(self.user_data.record_upload, upload.library, name, user_id, papers)
         log.info("library %s: %s uploaded by %s: %s", upload.library, name, user_id, summary.line())
         self.forget_papers()
