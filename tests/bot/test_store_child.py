@@ -97,6 +97,7 @@ async def test_a_store_child_killed_during_an_upload_loses_nothing_acknowledged(
         if 0 < done < total and not killed.is_set() and child is not None:
             killed.set()
             os.kill(child.pid, signal.SIGKILL)
+            child._proc.wait(10)  # dead before the next write, as a crashed child is
 
     try:
         await asyncio.to_thread(library.ingest)
