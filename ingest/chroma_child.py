@@ -110,6 +110,15 @@ class ChromaChild:
     def pid(self) -> int:
         return self._proc.pid
 
+    def ended(self, within: float) -> bool:
+        """Whether the child has exited, waiting up to `within` seconds for it (a call that failed because it was
+        killed can fail before the process is gone)."""
+        try:
+            self._proc.wait(timeout=within)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def exit_code(self) -> int | None:
         """The child's exit code (negative: the signal that ended it), None while it runs."""
         return self._proc.poll()

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 # Seconds before each attempt to start a dead child again (the last repeats until it serves or the store closes).
 RESTART_WAITS = (0.2, 1.0, 5.0, 15.0, 60.0)
+# How long a failed call waits for a child that may be dying: a call can fail in the instant between the child's
+# SIGKILL and its exit, and is then a restart, not a store error.
+CHILD_EXIT_GRACE = 0.5
 PREVIOUS_LOG = LOG_NAME.replace(".log", ".previous.log")  # the dead child's output, kept beside the new one's
 
 LOG_CHANGE_ATTEMPTS = 3  # tries to shorten an older store's write log (see Store._keep_log_short)
@@ -287,7 +290,7 @@ class Store:
     def _wrap(self, exc: Exception, action: str) -> StoreError:
         log.debug("store call failed: %s", action, exc_info=True)
         s = self.settings
-        if self._child is not None and not self._child.alive():
+        if self._child is not None and self._child.ended(within=CHILD_EXIT_GRACE):
             self._restart_child()
             return StoreRestartingError(
                 f"the process serving the store at {s.path} stopped ({action}) and is being started again; "

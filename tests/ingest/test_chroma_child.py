@@ -134,6 +134,27 @@ def test_a_child_killed_right_after_a_write_comes_back_with_every_acknowledged_r
         store.close()
 
 
+def test_a_call_failing_while_the_killed_child_is_still_exiting_is_a_restart():
+    """A call can fail before the killed child's process is gone: here the server is dead and the process the
+    store watches exits 0.3 s later. The failure is still the store restarting (not a store error)."""
+    from paperbot.errors import StoreRestartingError
+
+    store = Store(Settings.from_env().store, "fake-model", 4, child=True)
+    try:
+        ids, vectors, metas = rows(20)
+        store.upsert(ids, vectors, metas)
+        first = store._child.pid
+        os.kill(first, signal.SIGKILL)
+        store._child._proc.wait(10)
+        store._child._proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+        with pytest.raises(StoreRestartingError):
+            store.count()
+        _wait_served(store)
+        assert store._child.pid != first and store.count() == 20
+    finally:
+        store.close()
+
+
 def test_a_child_killed_during_an_ingest_loses_no_paper_after_the_next_one(corpus_dir, embedder):
     """The ingest that was running fails with the store restarting; the next one finds every paper stored."""
     from ingest.pipeline import ingest
