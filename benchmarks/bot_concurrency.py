@@ -61,7 +61,6 @@ async def lag_monitor(stop: asyncio.Event, interval: float = 0.01, trace: TextIO
     return worst
 
 
-
 async def run(n: int, concurrency: int | None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="paperbot-bench-"))
     env = {"CHROMA_PATH": str(tmp / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp / "cache"), "DISCORD_RATE_LIMIT": "1000"}

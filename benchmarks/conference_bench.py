@@ -94,7 +94,6 @@ def generate_program(n: int, pool: list[str], seed: int) -> dict:
     return {"count": len(results), "next": None, "previous": None, "results": results}
 
 
-
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 

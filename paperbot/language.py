@@ -39,8 +39,6 @@ _SCRIPTS = (  # (language, character ranges); checked in order
 )
 
 
-
-
 def guess_language(text: str) -> str:
     """'en', 'zh', 'ja', 'ko', …, 'latin' (a Latin-script language other than English), or 'en' for no letters."""
     letters = [c for c in text if c.isalpha()]

@@ -43,7 +43,6 @@ class ServersOnly(Refusal):
     pass
 
 
-
 def rate_limited(interaction: discord.Interaction) -> bool:
     """Questions (/ask, /search, the context menu): the user's question budget."""
     retry = bot_of(interaction).limiter.hit(interaction.user.id)

@@ -53,7 +53,6 @@ def _locale(interaction: discord.Interaction) -> str:
     return message_language(None, str(interaction.locale))
 
 
-
 def _filters(author: str | None, area: str | None, kind: app_commands.Choice[str] | None, track: str | None,
              keyword: str | None) -> Filters | None:
     return Filters(author=author or "", area=area or "", type=kind.value if kind else "", track=track or "",
@@ -214,8 +213,6 @@ async def area(interaction: discord.Interaction, area: FilterText) -> None:
     await _send_list(interaction, heading, Filters(area=area))
 
 
-
-
 @app_commands.command(name="similar", description="Papers like one paper, with the key terms they share.")
 @app_commands.describe(paper="Start typing a title or id")
 @app_commands.check(rate_limited)
@@ -232,8 +229,6 @@ async def similar(interaction: discord.Interaction, paper: app_commands.Range[st
     found = await bot.similar(record.paper_id, SIMILAR_K, reach=reach) or []
     heading = bot_messages.text("SIMILAR_HEADING", _locale(interaction), title=embeds.title_of(record))
     await respond(interaction, embeds.similar_pages(record, found, heading, _locale(interaction)))
-
-
 
 
 @app_commands.command(name="related", description="Papers closest to a text, e.g. your own project's abstract.")

@@ -56,7 +56,6 @@ def new_key() -> str:
     return secrets.token_hex(4)
 
 
-
 def cited_ids(answer: Answer) -> tuple[str, ...]:
     return tuple(c.paper_id for c in answer.citations)
 

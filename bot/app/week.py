@@ -35,7 +35,6 @@ PLAN_MAX_BYTES = 64 * 1024
 FORMATS = [app_commands.Choice(name="bibtex", value="bib"), app_commands.Choice(name="calendar", value="ics")]
 
 
-
 def _lang(interaction: discord.Interaction, text: str | None = None) -> str:
     return message_language(text, str(interaction.locale))
 
