@@ -1,6 +1,6 @@
 """The `paperbot` command: argument parsing and dispatch. Services are built by bot/runtime.py.
 
-    paperbot ingest [--strict] [PATH ...] ingest files or folders (default: the bundled corpus)
+    paperbot ingest [--strict] [--replace] [PATH ...] ingest files or folders (default: the bundled corpus)
     paperbot search [QUERY] --json      papers for a query (no QUERY: one query per stdin line)
     paperbot ask QUESTION [--json]      a cited answer (search and ask take --author --area --type --track --keyword)
     paperbot papers --author NAME       an author's papers (or --area, --type, --track, --keyword)
@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="*", type=Path, help="files or folders (default: the configured corpus)")
     s.add_argument("--strict", action="store_true",
                    help="refuse a file at its first bad record (default: skip the record and report it)")
+    s.add_argument("--replace", action="store_true",
+                   help="let a file replace the papers stored from another file of its name, or with its ids "
+                        "(default: such a file is refused, such papers skipped)")
 
     s = sub.add_parser("search", help="find papers for a query")
     s.add_argument("query", nargs="?", help="the query; omit to read one query per line from stdin")
@@ -228,11 +231,16 @@ def _report_bundled_ingest(summary: IngestSummary | None, settings: Settings) ->
 
 def cmd_ingest(args, settings: Settings) -> int:
     with open_library(settings) as lib:
-        summary = lib.ingest(args.paths or None, progress=_progress_bar("embedding"), strict=args.strict)
+        summary = lib.ingest(args.paths or None, progress=_progress_bar("embedding"), strict=args.strict,
+                             replace=args.replace)
     for d in summary.duplicates:
         print(f"paperbot: warning: duplicate abstract skipped: {d}", file=sys.stderr)
     for note in summary.notes():
         print(f"paperbot: {note}", file=sys.stderr)
+    if summary.clashes:
+        print("paperbot: give those papers ids of their own, ingest them together with the new version of the "
+              "file they are stored from, or ingest with --replace to let them replace the stored ones",
+              file=sys.stderr)
     print(f"ingest: {summary.line()}")
     return 0
 

@@ -28,10 +28,12 @@ from ingest.parse import (
     discover_all,
     read_file,
     supplement_paper,
+    text_id,
     with_abstract,
 )
 from ingest.sentence_rows import LegacySentences
 from ingest.store import Store, Writes
+from paperbot.errors import InputError
 from paperbot.protocols import TextEmbedder, WordPieces
 from paperbot.records import (
     Paper,
@@ -121,6 +123,7 @@ class IngestSummary:
     embed_seconds: float = 0.0  # time spent chunking and embedding new papers
     write_seconds: float = 0.0  # time spent writing their chunks and sentence vectors
     duplicates: list[str] = field(default_factory=list)
+    clashes: list[str] = field(default_factory=list)  # papers skipped: their id is stored from another file
     not_accepted: list[str] = field(default_factory=list)  # withdrawn or rejected submissions skipped
     sources: list[str] = field(default_factory=list)
     files: list[FileReport] = field(default_factory=list)
@@ -134,6 +137,8 @@ class IngestSummary:
         text = ", ".join(parts) + f" ({self.chunks_embedded} chunks embedded, {len(self.sources)} sources)"
         if self.duplicates:
             text += f"; {len(self.duplicates)} duplicate abstracts skipped"
+        if self.clashes:
+            text += f"; {len(self.clashes)} skipped: their id is stored from another file"
         if self.not_accepted:
             text += f"; {len(self.not_accepted)} withdrawn or rejected submissions skipped"
         skipped = sum(len(f.skipped) for f in self.files)
@@ -149,7 +154,7 @@ class IngestSummary:
     def notes(self) -> list[str]:
         """The details behind `line`, one line each: files not read, records left out, fields ignored. Files of
         one folder (a folder of per-paper JSON) are summed up in one line per kind, naming a few of the files."""
-        out = [f"not read: {u}" for u in self.unreadable]
+        out = [f"not read: {u}" for u in self.unreadable] + self.clashes
         folders: dict[str, list[FileReport]] = {}
         for f in self.files:
             folders.setdefault(str(Path(f.path).parent) if f.path else "", []).append(f)
@@ -253,8 +258,8 @@ def load_papers(paths: Iterable[Path], known: Mapping[str, Paper] | None = None,
         if p.paper_id in index:
             first = papers[index[p.paper_id]]
             differs = first.abstract and p.abstract and first.abstract != p.abstract
-            duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}"
-                              + (" (same id, different abstract; the first is kept)" if differs else ""))
+            same = f" (same id {p.paper_id!r}, different abstract; the first is kept)" if differs else ""
+            duplicates.append(f"{p.source} #{p.position} repeats {first.source} #{first.position}{same}")
             return
         index[p.paper_id] = len(papers)
         papers.append(p)
@@ -367,27 +372,38 @@ def ingest(
     progress: Progress | None = None,
     prune_sources: bool = True,
     strict: bool = False,
+    replace: bool = False,
 ) -> IngestSummary:
     """Bring the store in line with the papers in `paths`; return what changed.
 
-    With `prune_sources`, papers of the given sources that are no longer in
-    their files are removed; papers of other sources are never touched. The steps: read what is stored,
-    parse every file (nothing is written if one is refused), plan the changes, prune removed papers,
-    then write them.
+    A source is a file name: a file is the new version of the papers stored from a file of its name. With
+    `prune_sources`, papers of the given sources that are no longer in their files are removed; papers of
+    other sources are never touched. Two guards keep one file from replacing another's papers unless
+    `replace` says so: a file that no longer holds most of the papers stored under its name is refused
+    (another year's papers.jsonl, not a new version of this one), and a paper whose id is stored from a file
+    this ingest does not read, with another title or abstract, is skipped and named (CSV exports numbering
+    their rows 1, 2, 3 …). The steps: read what is stored, parse every file (nothing is written if one is
+    refused), plan the changes, prune removed papers, then write them.
     """
     stored = _stored_state(store)
     loaded = load_papers(paths, known={pid: s.fields for pid, s in stored.items() if s.fields is not None},
                          strict=strict)
-    return ingest_loaded(loaded, store, embedder, progress, prune_sources, stored=stored)
+    if not replace:
+        _refuse_other_files(loaded, stored)
+    return ingest_loaded(loaded, store, embedder, progress, prune_sources, stored=stored, replace=replace)
 
 
 def ingest_loaded(loaded: Loaded, store: Store, embedder: TextEmbedder, progress: Progress | None = None,
-                  prune_sources: bool = True, stored: dict[str, _PaperState] | None = None) -> IngestSummary:
-    """`ingest` of papers already read (`load_papers`, perhaps relabelled: a server library's upload);
-    `stored` is what the store holds, when the caller read it already."""
+                  prune_sources: bool = True, stored: dict[str, _PaperState] | None = None,
+                  replace: bool = False) -> IngestSummary:
+    """`ingest` of papers already read (`load_papers`, perhaps relabelled: a server library's upload, which
+    replaces an earlier upload of its name whatever it holds); `stored` is what the store holds, when the
+    caller read it already; `replace` lets a paper take the place of one of its id stored from another file."""
     stored = _stored_state(store) if stored is None else stored
     summary = IngestSummary(duplicates=loaded.duplicates, not_accepted=loaded.not_accepted, sources=loaded.sources,
                             files=list(loaded.files), unreadable=list(loaded.unreadable))
+    if not replace:
+        loaded = _without_clashes(loaded, stored, summary)
     for d in loaded.duplicates:
         log.warning("duplicate abstract skipped: %s", d)
     if loaded.not_accepted:
@@ -401,6 +417,51 @@ def ingest_loaded(loaded: Loaded, store: Store, embedder: TextEmbedder, progress
         _prune(changes, stored, {p.paper_id for p in loaded.papers}, loaded.sources, summary)
     summary.chunks_embedded = _write(changes, store, embedder, progress, summary)
     return summary
+
+
+# A file whose name is stored but which holds less than this share of the papers stored under it is taken for
+# another file of that name, not its new version (an edited untitled abstract, which gets a new id in the
+# same place, counts as kept).
+KEPT_SHARE = 0.5
+
+
+def _refuse_other_files(loaded: Loaded, stored: dict[str, _PaperState]) -> None:
+    """An InputError for the first file that would take the place of most papers stored under its name."""
+    wanted = {p.paper_id for p in loaded.papers}
+    edited_places = {(p.source, p.position) for p in loaded.papers
+                     if p.paper_id not in stored and p.paper_id == text_id(p.abstract or p.title)}
+    by_source: dict[str, list[tuple[str, _PaperState]]] = defaultdict(list)
+    for pid, state in stored.items():
+        by_source[state.placement[0]].append((pid, state))
+    paths = {f.name: f.path for f in loaded.files}
+    for source in loaded.sources:
+        held = by_source.get(source, [])
+        lost = [pid for pid, state in held if pid not in wanted and state.placement not in edited_places]
+        if held and len(lost) > (1 - KEPT_SHARE) * len(held):
+            gone = (f"the paper stored from a file named {source!r} is not in this one" if len(held) == 1 else
+                    f"{len(lost)} of the {len(held)} papers stored from a file named {source!r} are not in this one")
+            raise InputError(paths.get(source) or source,
+                             f"{gone}, so it looks like another file of the same name (files are told apart by "
+                             f"name); ingesting it would remove {'it' if len(lost) == 1 else 'them'}. Rename it to "
+                             "keep both, or run `paperbot ingest --replace` to make it the new version")
+
+
+def _without_clashes(loaded: Loaded, stored: dict[str, _PaperState], summary: IngestSummary) -> Loaded:
+    """`loaded` without the papers whose id is stored from a file this ingest does not read, with another
+    title or abstract (each named in `summary.clashes`); one of the same text has moved, and stays."""
+    sources = set(loaded.sources)
+    kept = []
+    for p in loaded.papers:
+        state = stored.get(p.paper_id)
+        # (a damaged record names no file: its paper is written again)
+        if state and state.placement[0] and state.placement[0] != p.source and state.placement[0] not in sources \
+                and not state.complete(p.content_hash):
+            where = f"{state.placement[0]} #{state.placement[1]}"
+            summary.clashes.append(f"{p.source} #{p.position} skipped: its id {p.paper_id!r} is stored from {where} "
+                                   "with another title or abstract")
+            continue
+        kept.append(p)
+    return loaded._replace(papers=kept) if len(kept) < len(loaded.papers) else loaded
 
 
 @dataclass
@@ -467,9 +528,10 @@ def _prune(changes: _Changes, stored: dict[str, _PaperState], wanted: set[str], 
     """Papers of these sources that their files no longer hold are removed.
 
     An edited untitled abstract gets a new id; one that takes the place of a removed paper is reported
-    as an update of it.
+    as an update of it (a paper with an id of its own in that place is another paper).
     """
-    new_places = {(p.source, p.position) for p in changes.to_embed if p.paper_id not in stored}
+    new_places = {(p.source, p.position) for p in changes.to_embed
+                  if p.paper_id not in stored and p.paper_id == text_id(p.abstract or p.title)}
     for pid, state in stored.items():
         if pid not in wanted and state.placement[0] in sources:
             changes.stale_ids.extend(state.all_ids())

@@ -88,14 +88,16 @@ class Library:
     # -- ingest --------------------------------------------------------------------
 
     def ingest(self, paths: Iterable[Path] | None = None, progress: Progress | None = None,
-               strict: bool = False) -> IngestSummary:
+               strict: bool = False, replace: bool = False) -> IngestSummary:
         """Ingest `paths` (default: the configured corpus). One ingest at a time per process.
 
-        `strict` refuses a file at its first bad record (by default it is skipped and reported).
+        `strict` refuses a file at its first bad record (by default it is skipped and reported); `replace`
+        lets a file replace papers stored from another file of its name, or of the same ids
+        (ingest/pipeline.py `ingest`).
         """
         with self._ingesting():
             return ingest(list(paths or self.settings.corpus), self.store, self.embedder, progress=progress,
-                          strict=strict)
+                          strict=strict, replace=replace)
 
     @contextmanager
     def _ingesting(self) -> Iterator[None]:

@@ -102,9 +102,13 @@ def read_upload(upload: Upload, *, max_bytes: int, max_papers: int) -> Loaded:
 
 def add_upload(upload: Upload, store: Store, embedder: TextEmbedder, *, max_bytes: int, max_papers: int,
                progress: Progress | None = None) -> IngestSummary:
-    """Read and store one upload (replacing the papers an earlier upload of the same name gave)."""
-    return ingest_loaded(read_upload(upload, max_bytes=max_bytes, max_papers=max_papers), store, embedder,
-                         progress)
+    """Read and store one upload (replacing the papers an earlier upload of the same name gave; a paper with the
+    id of one another upload gave, and another text, is skipped and named)."""
+    summary = ingest_loaded(read_upload(upload, max_bytes=max_bytes, max_papers=max_papers), store, embedder,
+                            progress)
+    prefix = library_prefix(upload.library)
+    summary.clashes = [c.replace(prefix, "") for c in summary.clashes]  # as the server names its uploads and ids
+    return summary
 
 
 def remove_source(library: str, name: str, store: Store, embedder: TextEmbedder) -> IngestSummary:

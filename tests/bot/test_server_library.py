@@ -11,6 +11,7 @@ from bot.app import library_commands
 from bot.harness import MANAGE_GUILD, Harness
 from bot.harness.payloads import GUILD_ID, Payloads, Upload
 from paperbot.records import Reach
+from retrieval.server_library import library_prefix
 from tests.bot.limits import assert_calls_ok
 from tests.conftest import hashed_library, jsonl
 
@@ -213,3 +214,17 @@ async def test_a_store_refusal_is_one_line_without_its_paths(make_bot, program_l
     text = ex.messages[-1]["content"]
     assert text == "lab.jsonl was not added: the library could not store it now (the bot's log says why)."
     assert "/srv/secret" in caplog.text  # the log has it
+
+
+async def test_an_upload_reusing_an_id_of_another_upload_keeps_the_first_paper_and_says_so(make_bot, program_library):
+    clashing = {"id": "lab1", "title": "Sea ice forecasting with graph networks",
+                "abstract": "We forecast sea ice with graph networks over the Arctic. Forecasts beat persistence by "
+                            "a wide margin at every lead time."}
+    async with Harness(make_bot(program_library)) as h:
+        await h.slash("library add", file=Upload("lab.jsonl", jsonl(LAB_PAPERS)), permissions=MANAGE_GUILD)
+        second = await h.slash("library add", file=Upload("ice.jsonl", jsonl([clashing])), permissions=MANAGE_GUILD)
+    final = second.messages[-1]["content"]
+    assert "ice.jsonl #1 skipped: its id 'lab1' is stored from lab.jsonl #1 with another title or abstract" in final
+    assert library_prefix(str(GUILD_ID)) not in final  # named as the server names them, not as stored
+    titles = {p.title for p in program_library.papers() if p.library}
+    assert "Quantum origami folding with lattice robots" in titles and clashing["title"] not in titles

@@ -111,7 +111,7 @@ def test_repeated_id_across_files_with_a_different_abstract_is_reported(tmp_path
     a = write(tmp_path / "a.json", [{"id": "7", "title": "T", "abstract": A1}])
     b = write(tmp_path / "b.json", [{"id": "7", "title": "T", "abstract": A2}])
     [dup] = load_papers([a, b]).duplicates
-    assert dup == "b.json #1 repeats a.json #1 (same id, different abstract; the first is kept)"
+    assert dup == "b.json #1 repeats a.json #1 (same id '7', different abstract; the first is kept)"
 
 
 def special_folder(tmp_path: Path) -> Path:

@@ -459,3 +459,68 @@ def test_a_store_of_a_later_layout_is_refused_with_what_to_do(tmp_path):
         lib.store._collection.modify(metadata={**meta, "schema_version": 3})
     with pytest.raises(StoreError, match="newer paperbot.*layout 3.*up to 2"):
         Library(settings, embedder=HashEmbedder())
+
+
+def _jsonl(path: Path, *records: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_a_file_of_a_stored_name_holding_other_papers_is_refused_and_nothing_is_lost(lib, tmp_path):
+    lib.ingest([_jsonl(tmp_path / "y2024" / "papers.jsonl", {"id": "a24", "title": "Masks", "abstract": ABSTRACTS[0]},
+                       {"id": "b24", "title": "Bellman", "abstract": ABSTRACTS[1]})])
+    other = _jsonl(tmp_path / "y2025" / "papers.jsonl", {"id": "a25", "title": "HiPhy", "abstract": ABSTRACTS[2]})
+    with pytest.raises(InputError) as err:
+        lib.ingest([other])
+    assert str(other) in str(err.value) and "2 of the 2 papers" in str(err.value) and "--replace" in str(err.value)
+    assert stored(lib).keys() == {"a24", "b24"}
+    summary = lib.ingest([other], replace=True)
+    assert (summary.added, summary.updated, summary.removed) == (1, 0, 2)
+    assert stored(lib).keys() == {"a25"}
+
+
+def test_a_new_version_of_a_file_keeping_most_papers_is_not_refused(lib, tmp_path):
+    records = [{"id": f"p{i}", "title": t, "abstract": a} for i, (t, a) in
+               enumerate(zip(["Masks", "Bellman", "HiPhy", "Alphas"], ABSTRACTS))]
+    lib.ingest([_jsonl(tmp_path / "old" / "list.jsonl", *records)])
+    summary = lib.ingest([_jsonl(tmp_path / "new" / "list.jsonl", *records[:2], records[3])])  # one removed
+    assert (summary.removed, summary.unchanged) == (1, 3)
+    assert stored(lib).keys() == {"p0", "p1", "p3"}
+
+
+def test_editing_the_only_untitled_abstract_of_a_file_is_an_update_not_another_file(lib, tmp_path):
+    folder = tmp_path / "c"
+    lib.ingest([corpus_file(folder, "one.txt", ABSTRACTS[:1])])
+    summary = lib.ingest([corpus_file(folder, "one.txt", [ABSTRACTS[0].replace("0.05%", "0.07%")])])
+    assert (summary.added, summary.updated, summary.removed) == (0, 1, 0)
+
+
+def test_a_paper_with_an_id_stored_from_another_file_is_skipped_and_named(lib, tmp_path):
+    lib.ingest([_jsonl(tmp_path / "good.jsonl", {"id": "1", "title": "Masks", "abstract": ABSTRACTS[0]})])
+    other = _jsonl(tmp_path / "other.jsonl", {"id": "1", "title": "HiPhy", "abstract": ABSTRACTS[2]},
+                   {"id": "2", "title": "Alphas", "abstract": ABSTRACTS[3]})
+    summary = lib.ingest([other])
+    assert (summary.added, summary.updated) == (1, 0)
+    assert lib.paper("1").label == "Masks" and lib.paper("2").label == "Alphas"
+    assert summary.clashes == [
+        "other.jsonl #1 skipped: its id '1' is stored from good.jsonl #1 with another title or abstract"]
+    assert summary.clashes[0] in summary.notes() and "1 skipped: their id is stored from another file" in summary.line()
+    assert lib.ingest([other], replace=True).updated == 1 and lib.paper("1").label == "HiPhy"
+
+
+def test_a_paper_moved_to_another_file_with_an_edit_is_updated_when_both_files_are_read(lib, tmp_path):
+    lib.ingest([_jsonl(tmp_path / "a.jsonl", {"id": "1", "title": "Masks", "abstract": ABSTRACTS[0]},
+                       {"id": "2", "title": "Bellman", "abstract": ABSTRACTS[1]})])
+    a = _jsonl(tmp_path / "a.jsonl", {"id": "2", "title": "Bellman", "abstract": ABSTRACTS[1]})
+    b = _jsonl(tmp_path / "b.jsonl", {"id": "1", "title": "Bit masks", "abstract": ABSTRACTS[0] + " It is fast."})
+    summary = lib.ingest([a, b])
+    assert not summary.clashes and summary.updated == 1
+    assert lib.paper("1").source == "b.jsonl" and lib.paper("1").label == "Bit masks"
+
+
+def test_a_paper_moved_to_another_file_unchanged_is_moved(lib, tmp_path):
+    lib.ingest([_jsonl(tmp_path / "a.jsonl", {"id": "1", "title": "Masks", "abstract": ABSTRACTS[0]},
+                       {"id": "2", "title": "Bellman", "abstract": ABSTRACTS[1]})])
+    summary = lib.ingest([_jsonl(tmp_path / "b.jsonl", {"id": "1", "title": "Masks", "abstract": ABSTRACTS[0]})])
+    assert not summary.clashes and summary.moved == 1 and lib.paper("1").source == "b.jsonl"
