@@ -79,7 +79,8 @@ def test_a_stale_view_file_is_rebuilt_and_replaced(lib, tmp_path, caplog):
     path = lib.retriever.view_file
     old = read_header(path)[0]["version"]
     lib.ingest([shapes.write_json(tmp_path / "c" / "flat.json", [
-        {"id": "new", "title": "Ocean currents", "abstract": "We model ocean currents with neural operators."}])])
+        {"id": "new", "title": "Ocean currents", "abstract": "We model ocean currents with neural operators."}])],
+               replace=True)
     with pytest.raises(ViewFileError) as stale:
         CorpusView.load(path, lib.store.content_version(), store_identity(lib.store.settings))
     assert stale.value.kind == "stale"
@@ -224,7 +225,8 @@ def test_searches_beside_a_rebuild_answer_from_the_current_view(lib, tmp_path):
     lib.search("sparse masks")
     before = lib.retriever.view()
     lib.ingest([shapes.write_json(tmp_path / "c" / "flat.json", [
-        {"id": "new", "title": "Ocean currents", "abstract": "We model ocean currents with neural operators."}])])
+        {"id": "new", "title": "Ocean currents", "abstract": "We model ocean currents with neural operators."}])],
+               replace=True)
     done: list = []
     with lib.retriever._view_lock:  # as the thread building the new view holds it
         t = threading.Thread(target=lambda: done.append(lib.search("ocean currents neural operators")))
