@@ -376,8 +376,8 @@ def check_users(settings: Settings) -> Check:
     if found.version < 1:
         return Check(name, True, f"{found.where}: reachable, no paperbot tables yet (the bot makes them when it "
                      f"starts; {found.journal})")
-    return Check(name, True, f"{found.where}: schema {found.version}, {found.users} users, {found.saved} saved "
-                 f"papers, {found.watches} watches ({found.journal})")
+    return Check(name, True, f"{found.where}: schema {found.version}, {_count(found.users, 'user')}, "
+                 f"{_count(found.saved, 'saved paper')}, {_count(found.watches, 'watch', 'watches')} ({found.journal})")
 
 
 def check_token(settings: Settings) -> Check:
@@ -390,6 +390,10 @@ def check_token(settings: Settings) -> Check:
         return Check("Discord token", False, f"DISCORD_TOKEN is not shaped like a bot token ({len(token)} "
                      "characters)", "copy it again from the developer portal → Bot → Reset Token")
     return Check("Discord token", True, "well-formed (whether Discord accepts it shows at `paperbot run`)")
+
+
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"1 {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def _probe_main() -> int:

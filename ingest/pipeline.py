@@ -134,21 +134,23 @@ class IngestSummary:
                  f"{self.unchanged} unchanged"]
         if self.moved:
             parts.append(f"{self.moved} re-labelled or moved")
-        text = ", ".join(parts) + f" ({self.chunks_embedded} chunks embedded, {len(self.sources)} sources)"
+        text = ", ".join(parts) + (f" ({_count(self.chunks_embedded, 'chunk')} embedded, "
+                                   f"{_count(len(self.sources), 'source')})")
         if self.duplicates:
-            text += f"; {len(self.duplicates)} duplicate abstracts skipped"
+            text += f"; {_count(len(self.duplicates), 'duplicate abstract')} skipped"
         if self.clashes:
-            text += f"; {len(self.clashes)} skipped: their id is stored from another file"
+            whose = "its" if len(self.clashes) == 1 else "their"
+            text += f"; {len(self.clashes)} skipped: {whose} id is stored from another file"
         if self.not_accepted:
-            text += f"; {len(self.not_accepted)} withdrawn or rejected submissions skipped"
+            text += f"; {_count(len(self.not_accepted), 'withdrawn or rejected submission')} skipped"
         skipped = sum(len(f.skipped) for f in self.files)
         title_only = sum(len(f.title_only) for f in self.files)
         if skipped:
-            text += f"; {skipped} bad records skipped"
+            text += f"; {_count(skipped, 'bad record')} skipped"
         if title_only:
-            text += f"; {title_only} bad records kept with their title only"
+            text += f"; {_count(title_only, 'bad record')} kept with {'its' if title_only == 1 else 'their'} title only"
         if self.unreadable:
-            text += f"; {len(self.unreadable)} files could not be read"
+            text += f"; {_count(len(self.unreadable), 'file')} could not be read"
         return text
 
     def notes(self) -> list[str]:
@@ -173,8 +175,12 @@ def _named(files: list[FileReport]) -> str:
     return names + (f" and {len(files) - FILES_SHOWN} more" if len(files) > FILES_SHOWN else "")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"1 {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _files(n: int) -> str:
-    return "1 file" if n == 1 else f"{n} files"
+    return _count(n, "file")
 
 
 def _folder_notes(folder: str, files: list[FileReport]) -> list[str]:

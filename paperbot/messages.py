@@ -8,6 +8,8 @@ Discord locale). Text only the Discord bot shows lives in bot/app/replies.py.
 
 from __future__ import annotations
 
+import re
+
 ABSTAIN = "The corpus does not answer this question: no paper is close enough."
 ABSTAIN_CLOSEST = "Closest papers, for what they are worth:"
 EMPTY_QUESTION = "Please ask a question, for example: how do people fine-tune by masking weights?"
@@ -115,5 +117,17 @@ CATALOGUES = {"zh": ZH}
 
 def text(name: str, lang: str = "en", **fields) -> str:
     """The message `name` in `lang` (English when there is no translation), with `fields` filled in."""
-    template = CATALOGUES.get(lang, {}).get(name) or globals()[name]
+    translated = CATALOGUES.get(lang, {}).get(name)
+    template = translated or singular_counts(globals()[name], fields)
     return template.format(**fields) if fields else template
+
+
+# "{papers} papers", "{more} more slots", "{count} saved papers": an English noun after a count.
+_COUNTED = re.compile(r"\{(\w+)\} ((?:saved |more |new )?)(paper|source|slot|chunk|file|record|sentence|result|"
+                      r"question|watch(?=es))e?s\b")
+
+
+def singular_counts(template: str, fields: dict) -> str:
+    """An English `template` with the nouns its fields count 1 in the singular ("{papers} papers" → "{papers}
+    paper" when papers is 1). Only the template changes: what the fields hold is shown as it is."""
+    return _COUNTED.sub(lambda m: f"{{{m[1]}}} {m[2]}{m[3]}" if fields.get(m[1]) == 1 else m[0], template)

@@ -195,5 +195,5 @@ def test_ingest_names_ignored_fields_once_and_strict_refuses_a_bad_record(tmp_pa
     assert strict.stderr.strip().splitlines() == [f"paperbot: error: {mixed}: record 2: abstract is too short (4 characters)"]
     lenient = run(tmp_path, "ingest", str(mixed))
     assert lenient.returncode == 0, lenient.stderr
-    assert "; 1 bad records kept with their title only" in lenient.stdout
+    assert "; 1 bad record kept with its title only" in lenient.stdout
     assert "mixed.json: 1 kept with their title only (first: record 2: abstract is too short" in lenient.stderr

@@ -83,3 +83,17 @@ def test_mode_names_are_translated():
     assert zh.startswith("模式：原文摘录")
     en = answer_footer(Answer(question="what?", text="", abstained=True, citations=[], hits=[], mode="llm"))
     assert en.startswith("mode: llm")
+
+
+def test_a_count_of_one_takes_the_singular_in_english_and_leaves_the_fields_alone():
+    from bot.app import replies
+    from paperbot import messages
+
+    assert messages.text("PLAN_COUNT", papers=1, slots=1) == "1 paper in 1 slot"
+    assert messages.text("PLAN_COUNT", papers=2, slots=1) == "2 papers in 1 slot"
+    assert messages.text("PLAN_COUNT", "zh", papers=1, slots=1) == messages.ZH["PLAN_COUNT"].format(papers=1, slots=1)
+    assert replies.text("FORGOTTEN", saved=1, watches=1).endswith("1 saved paper and 1 watch.")
+    assert replies.text("PLAN_MORE", more=1).startswith("…and 1 more slot this day")
+    # a file named "1 papers.jsonl" is shown as it is named
+    assert replies.text("LIBRARY_REMOVED", file="1 papers.jsonl", papers=1) == (
+        "Removed 1 papers.jsonl from this server's library (1 paper).")

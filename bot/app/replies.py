@@ -3,6 +3,8 @@
 Text every front end shares (abstention, empty question, errors) is in paperbot/messages.py.
 """
 
+from paperbot.messages import singular_counts
+
 WRITING = "writing…"
 NO_MORE_SOURCES = "No other papers were considered for this answer."
 SOURCES_NOTE = "Every paper retrieval considered, best first, with its closest sentences."
@@ -353,5 +355,5 @@ ZH = {
 
 def text(name: str, lang: str = "en", **fields) -> str:
     """The Discord message `name` in `lang` (English when there is no translation), with `fields` filled in."""
-    template = {"zh": ZH}.get(lang, {}).get(name) or globals()[name]
+    template = {"zh": ZH}.get(lang, {}).get(name) or singular_counts(globals()[name], fields)
     return template.format(**fields) if fields else template

@@ -39,7 +39,7 @@ def test_chat_runs_the_week_commands_and_writes_attachments(tmp_path):
         lib.ingest()
         assert run_repl(settings, lines=io.StringIO(SCRIPT), out=out, library=lib) == 0
     text = out.getvalue()
-    assert "Saved 1 of 1 papers; your list has 2." in text
+    assert "Saved 1 of 1 paper; your list has 2." in text
     assert "Papers 1–2 of 2" in text and "Retrieval-Augmented Theorem Proving" in text
     assert "(wrote saved-papers.bib)" in text and "(wrote saved-papers.ics)" in text and "(wrote plan.ics)" in text
     assert Path("saved-papers.bib").read_text().count("@inproceedings{") == 2
@@ -49,4 +49,4 @@ def test_chat_runs_the_week_commands_and_writes_attachments(tmp_path):
     assert "Watching “preference optimization” (#1)" in text and "#1 · preference optimization · DM" in text
     assert "Removed Direct Preference Optimization Without a Reference Model from your saved papers." in text
     assert "Stopped watching “preference optimization”." in text
-    assert "Deleted everything I kept about you: 1 saved papers and 0 watches." in text
+    assert "Deleted everything I kept about you: 1 saved paper and 0 watches." in text

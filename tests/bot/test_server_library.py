@@ -79,7 +79,7 @@ async def test_remove_and_upload_again(make_bot, program_library):
         listed = await h.slash("library list")
     assert "1 removed" in again.messages[-1]["content"] and after_again == 1  # the same name replaces its papers
     assert [c["value"] for c in choices.calls[-1].json["data"]["choices"]] == ["lab.jsonl"]
-    assert "Removed lab.jsonl from this server's library (1 papers)" in removed.text()
+    assert "Removed lab.jsonl from this server's library (1 paper)" in removed.text()
     assert "Quantum origami" not in gone
     assert "library is empty" in listed.text()
     assert not [p for p in program_library.papers() if p.library]

@@ -58,7 +58,7 @@ async def test_paper_shows_its_slots_and_save_survives_a_restart(make_bot, week_
         assert when["value"] == "🗓 Oral Session 2A · Tue 10:00 · Hall A\n🗓 Poster Session 3 · Wed 11:00 · #1201"
         saved = await h.click(shown.messages[-1], "Save")
         assert saved.messages[-1]["flags"] & 64
-        assert "Saved 1 of 1 papers; your list has 1." in saved.messages[-1]["content"]
+        assert "Saved 1 of 1 paper; your list has 1." in saved.messages[-1]["content"]
         answer = await h.slash("ask", question="preference optimization reward models")
         save = next(c for r in answer.messages[-1]["components"] for c in r["components"] if c["label"] == "Save")
         cited = set(save["custom_id"].removeprefix("pb:save:").split(","))
@@ -196,7 +196,7 @@ async def test_admin_watch_posts_in_a_channel_and_forget_deletes_everything(make
     posted = [m for m in rebuilt.messages if m.get("guild_id") and m["embeds"]
               and m["embeds"][0].get("title", "").startswith("New papers")]
     assert len(posted) == 1 and "Retrieval-Augmented Theorem Proving" in posted[0]["embeds"][0]["description"]
-    assert gone.messages[-1]["content"] == "Deleted everything I kept about you: 1 saved papers and 1 watches."
+    assert gone.messages[-1]["content"] == "Deleted everything I kept about you: 1 saved paper and 1 watch."
     assert "no saved papers" in empty.messages[-1]["content"]
 
 

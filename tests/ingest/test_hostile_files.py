@@ -160,7 +160,7 @@ def test_an_unreadable_file_is_named_and_its_stored_papers_kept(tmp_path, monkey
         monkeypatch.setattr(Path, "read_bytes", denied)
         summary = lib.ingest([folder])
         assert summary.unreadable == [f"{folder / 'b.json'}: cannot be read (Permission denied)"]
-        assert "1 files could not be read" in summary.line()
+        assert "1 file could not be read" in summary.line()
         assert f"not read: {folder / 'b.json'}: cannot be read (Permission denied)" in summary.notes()
         assert (summary.removed, summary.unchanged) == (0, 1)
         assert {p.paper_id for p in lib.papers()} == {"a1", "b1"}
@@ -184,7 +184,7 @@ def test_a_bad_record_among_good_ones_is_skipped_and_counted_in_the_summary(tmp_
     with Library(make_settings(tmp_path), embedder=HashEmbedder()) as lib:
         summary = lib.ingest([write(tmp_path / "mixed.json", recs)])
     assert summary.added == 3
-    assert "1 bad records skipped; 1 bad records kept with their title only" in summary.line()
+    assert "1 bad record skipped; 1 bad record kept with its title only" in summary.line()
     assert summary.notes() == [("mixed.json: 1 records skipped, 1 kept with their title only (first: record 2: "
                                 "field 'authors' must be text or a list, got int)")]
 

@@ -364,7 +364,7 @@ def test_paper_withdrawn_after_ingest_is_removed_and_reported(lib, tmp_path):
     (tmp_path / "c" / "program.json").write_text(json.dumps(program))
     summary = lib.ingest([tmp_path / "c" / "program.json"])
     assert (summary.removed, summary.unchanged, len(summary.not_accepted)) == (1, 3, 1)
-    assert "1 withdrawn or rejected submissions skipped" in summary.line()
+    assert "1 withdrawn or rejected submission skipped" in summary.line()
     assert lib.paper("102") is None and lib.paper("101") is not None
 
 
@@ -505,7 +505,7 @@ def test_a_paper_with_an_id_stored_from_another_file_is_skipped_and_named(lib, t
     assert lib.paper("1").label == "Masks" and lib.paper("2").label == "Alphas"
     assert summary.clashes == [
         "other.jsonl #1 skipped: its id '1' is stored from good.jsonl #1 with another title or abstract"]
-    assert summary.clashes[0] in summary.notes() and "1 skipped: their id is stored from another file" in summary.line()
+    assert summary.clashes[0] in summary.notes() and "1 skipped: its id is stored from another file" in summary.line()
     assert lib.ingest([other], replace=True).updated == 1 and lib.paper("1").label == "HiPhy"
 
 

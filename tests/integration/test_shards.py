@@ -100,7 +100,7 @@ def test_two_shard_processes_share_saved_papers_and_send_each_digest_once(chroma
         finally:
             shard0.stop()
             shard1.stop()
-    assert "Save" in shown["buttons"] and "Saved 1 of 1 papers; your list has 1." in saved["text"]
+    assert "Save" in shown["buttons"] and "Saved 1 of 1 paper; your list has 1." in saved["text"]
     title = shapes.week_program()["results"][0]["name"]
     assert title in listed["text"]  # saved in shard 0's process, listed by shard 1's
     assert "Watching" in watching["text"] and [q["sent"] for q in quiet] == [0, 0]

@@ -355,7 +355,7 @@ def test_the_users_file_is_checked_read_only_and_a_damaged_one_fails(tmp_path, s
     users.save(1, ["a", "b"])
     users.add_watch(2, "diffusion")
     _, lines = doctor_lines(tmp_path, store_env)
-    assert line_of(lines, "users file").startswith("✓") and "2 users, 2 saved papers, 1 watches (wal)" in line_of(
+    assert line_of(lines, "users file").startswith("✓") and "2 users, 2 saved papers, 1 watch (wal)" in line_of(
         lines, "users file")
     for suffix in ("-wal", "-shm"):
         settings.user_db_path.with_name(settings.user_db_path.name + suffix).unlink(missing_ok=True)
