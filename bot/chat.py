@@ -43,6 +43,11 @@ WEEK_BARE: dict[str, tuple[str, dict[str, Any]]] = {
 LISTS = {"/search": ("search", "query"), "/author": ("author", "author"), "/area": ("area", "area"),
          "/similar": ("similar", "paper"), "/related": ("related", "text")}
 
+# Commands that take a value, and what it is: typed alone, they say so rather than being asked as a question.
+NEEDS = {"/ask": "a question", "/search": "a query", "/paper": "a label or id", "/author": "a name",
+         "/area": "an area", "/similar": "a label or id", "/related": "a text", "/plan": "a topic (or saved)",
+         "/watch": "a topic (or list, or remove N)"}
+
 
 WRITING = {bot_messages.text("WRITING", lang) for lang in ("en", "zh")}  # a preview's footer, in either language
 
@@ -95,8 +100,16 @@ async def _repl(settings: Settings, lines, out, library: Library | None) -> int:
             line = line.strip()
             if not line:
                 continue
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # undecodable bytes on stdin arrive as lone surrogates
+                print("(that line is not UTF-8 text)", file=out)
+                continue
             word, _, rest = line.partition(" ")
             rest = rest.strip()
+            if not rest and word.lower() in NEEDS:
+                print(f"({word.lower()} needs {NEEDS[word.lower()]}; help lists the commands)", file=out)
+                continue
             if line.lower() in {"quit", "exit", "/quit", "/exit"}:
                 return 0
             if line.lower() in {"help", "/help"}:

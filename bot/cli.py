@@ -42,7 +42,7 @@ from paperbot.errors import ConfigError, InputError, PaperbotError
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
 from paperbot.settings import Settings, load_env_file, shard_plan, url_passwords
-from paperbot.text import readable
+from paperbot.text import readable, search_text
 from retrieval.filters import Filters, no_match_notice
 from retrieval.qa import answer_question
 from retrieval.types import paper_json
@@ -55,6 +55,10 @@ log = logging.getLogger("paperbot")
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+
+class UsageError(PaperbotError):
+    """A command given arguments it cannot use (exit status 2, like argparse's own errors)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,6 +143,10 @@ def _filters(args) -> Filters | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for name, value in vars(args).items():
+        if isinstance(value, str) and not _is_text(value):
+            print(f"paperbot: error: the {name} given is not UTF-8 text", file=sys.stderr)
+            return EXIT_USAGE
     try:
         _, env_note = load_env_file()
         settings = replace(Settings.from_env(), env_note=env_note)
@@ -150,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         log.info("%s", env_note)
     try:
         return COMMANDS[args.command](args, settings)
+    except UsageError as exc:
+        print(f"paperbot: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ConfigError as exc:  # a setting found wrong only when used (a store folder that is not writable…)
         log.debug("command failed", exc_info=True)
         print(f"paperbot: configuration error: {exc}", file=sys.stderr)
@@ -168,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def setup_logging(settings: Settings, verbose: bool = False) -> Path:
-    """Handlers live here only: a log file at the configured level, stderr for warnings."""
+    """Handlers live here only: a log file at the configured level, stderr for warnings (and with `verbose`,
+    progress and tracebacks)."""
     from paperbot.logs import RedactSecrets
 
     root = logging.getLogger()
@@ -193,6 +205,8 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Path:
     err.setLevel(logging.INFO if verbose else logging.WARNING)
     err.setFormatter(logging.Formatter("paperbot: %(levelname)s: %(message)s"))
     err.addFilter(redact)
+    if not verbose:  # a traceback is for the log file (or -v); the user reads the one line the command prints
+        err.addFilter(lambda record: not record.exc_info)
     root.addHandler(err)
     for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers", "urllib3", "bm25s", "discord.http",
                   "transformers"):
@@ -246,13 +260,17 @@ def cmd_ingest(args, settings: Settings) -> int:
 
 
 def cmd_search(args, settings: Settings) -> int:
-    if args.k is not None and not 1 <= args.k <= 100:
-        raise PaperbotError(f"-k must be between 1 and 100, got {args.k}")
+    if args.k is not None:
+        _check_k(args.k)
+    if args.query is not None and not args.query.strip():
+        raise UsageError("the query is empty; give one, or omit it to read one query per line from stdin")
     with open_library(settings) as lib:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
         queries = [args.query] if args.query is not None else (line.strip() for line in sys.stdin)
         filters = _filters(args)
-        for query in queries:
+        for n, query in enumerate(queries, 1):
+            if not _is_text(query):
+                raise InputError("stdin", "is not UTF-8 text", n)
             if query:
                 result = lib.search(query, args.k, filters)  # Chinese is searched in English (the library)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
@@ -261,6 +279,10 @@ def cmd_search(args, settings: Settings) -> int:
 
 
 def cmd_ask(args, settings: Settings) -> int:
+    if args.k is not None:
+        _check_k(args.k)
+    if not search_text(args.question).strip():
+        raise UsageError(messages.text("EMPTY_QUESTION"))
     use_llm = settings.llm.enabled and not args.no_llm
     live = use_llm and not args.json and sys.stderr.isatty()
     answer = asyncio.run(_ask(settings, args.question, args.k, use_llm, live, _filters(args)))
@@ -309,7 +331,7 @@ def cmd_papers(args, settings: Settings) -> int:
 
 def _check_k(k: int) -> None:
     if not 1 <= k <= 100:
-        raise PaperbotError(f"-k must be between 1 and 100, got {k}")
+        raise UsageError(f"-k must be between 1 and 100, got {k}")
 
 
 def cmd_similar(args, settings: Settings) -> int:
@@ -330,13 +352,7 @@ def cmd_similar(args, settings: Settings) -> int:
 
 def cmd_related(args, settings: Settings) -> int:
     _check_k(args.k)
-    if args.file == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(args.file).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(args.file, f"cannot read it as UTF-8 text ({exc})") from None
+    text = _read_text(args.file)
     if not text.strip():
         raise InputError(args.file, "is empty; give the text of an abstract")
     with open_library(settings) as lib:
@@ -350,12 +366,24 @@ def cmd_related(args, settings: Settings) -> int:
 
 
 def _read_text(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
+    """The text of a file, or of stdin for "-", read as UTF-8 (an InputError saying where it is not)."""
     try:
-        return Path(name).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(name, f"cannot read it as UTF-8 text ({exc})") from None
+        return (sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError("stdin" if name == "-" else name,
+                         f"is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
+    except OSError as exc:
+        raise InputError(name, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _is_text(value: str) -> bool:
+    """Whether a string read from the command line or stdin was UTF-8 (undecodable bytes arrive as lone
+    surrogates, which nothing downstream can encode)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def cmd_plan(args, settings: Settings) -> int:

@@ -132,7 +132,11 @@ def test_serving_and_unchanged_ingest_never_import_torch(home, first_search, arg
         (("ingest", "/no/such/file.txt"), {}, 1, "/no/such/file.txt: no such file or folder"),
         (("search", "x"), {"CHROMA_PORT": "abc"}, 2, "CHROMA_PORT: must be a whole number, got 'abc'"),
         (("search", "x"), {"EMBEDDING_BACKEND": "gpu"}, 2, "EMBEDDING_BACKEND: must be one of onnx, torch, onnx-int8"),
-        (("search", "x", "-k", "0"), {}, 1, "-k must be between 1 and 100"),
+        (("search", "x", "-k", "0"), {}, 2, "-k must be between 1 and 100"),
+        (("ask", "x", "-k", "100000"), {}, 2, "-k must be between 1 and 100, got 100000"),
+        (("ask", ""), {}, 2, "Please ask a question"),
+        (("ask", "hi @everyone"), {}, 2, "Please ask a question"),
+        (("search", "  "), {}, 2, "the query is empty"),
         (("ask", "x"), {"EMBEDDING_MODEL": "/no/model"}, 1, "cannot load embedding model"),
     ],
 )
@@ -142,6 +146,34 @@ def test_expected_failures_are_one_clear_line(home, tmp_path, args, env, code, n
     assert needle in proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_text_that_is_not_utf8_is_one_clear_line(tmp_path):
+    environ = {**os.environ, "CHROMA_PATH": str(tmp_path / "chroma"), "PAPERBOT_CACHE_DIR": str(tmp_path / "cache"),
+               "PAPERBOT_ENV_FILE": "none"}
+    piped = subprocess.run([sys.executable, "-m", "bot.cli", "related", "-"], input=b"graph \xff\xfe networks",
+                           capture_output=True, env=environ, cwd=tmp_path, timeout=600)
+    assert piped.returncode == 1
+    assert piped.stderr.decode() == "paperbot: error: stdin: is not UTF-8 text (byte 0xff at offset 6)\n"
+    argument = subprocess.run([sys.executable, "-m", "bot.cli", "ask", os.fsdecode(b"\xff\xfe masks")],
+                              capture_output=True, env=environ, cwd=tmp_path, timeout=600)
+    assert (argument.returncode, argument.stderr.decode()) == (2, "paperbot: error: the question given is not UTF-8 "
+                                                                  "text\n")
+
+
+def test_an_unexpected_failure_is_one_line_and_its_traceback_goes_to_the_log(tmp_path):
+    code = ("import sys, bot.cli as cli\n"
+            "def broken(args, settings): raise RuntimeError('deep inside')\n"
+            "cli.COMMANDS['papers'] = broken\n"
+            "sys.exit(cli.main(sys.argv[1:]))\n")
+    proc = run(tmp_path, "papers", "--author", "x", code=code)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("paperbot: error: Something went wrong on our side") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    log = (tmp_path / "cache" / "paperbot.log").read_text(encoding="utf-8")
+    assert "Traceback" in log and "RuntimeError: deep inside" in log
+    verbose = run(tmp_path, "-v", "papers", "--author", "x", code=code)
+    assert "RuntimeError: deep inside" in verbose.stderr  # -v shows it where the developer is looking
 
 
 def test_empty_store_without_corpus_explains_what_to_do(tmp_path):

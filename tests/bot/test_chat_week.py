@@ -50,3 +50,19 @@ def test_chat_runs_the_week_commands_and_writes_attachments(tmp_path):
     assert "Removed Direct Preference Optimization Without a Reference Model from your saved papers." in text
     assert "Stopped watching “preference optimization”." in text
     assert "Deleted everything I kept about you: 1 saved paper and 0 watches." in text
+
+
+def test_a_command_typed_without_its_value_says_what_it_needs_and_starts_no_conversation(tmp_path):
+    program = shapes.write_json(tmp_path / "corpus" / "program.json", shapes.week_program())
+    settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(program))
+    out = io.StringIO()
+    script = "/similar\n/plan\n/search\n/paper\n" + "\udcff bad bytes\n" + "quit\n"
+    with Library(settings, embedder=HashEmbedder()) as lib:
+        lib.ingest()
+        assert run_repl(settings, lines=io.StringIO(script), out=out, library=lib) == 0
+    lines = out.getvalue().splitlines()
+    assert lines == ["(/similar needs a label or id; help lists the commands)",
+                     "(/plan needs a topic (or saved); help lists the commands)",
+                     "(/search needs a query; help lists the commands)",
+                     "(/paper needs a label or id; help lists the commands)",
+                     "(that line is not UTF-8 text)"]
