@@ -291,7 +291,8 @@ class Settings:
             host=host or StoreSettings.host,
             port=e.int("CHROMA_PORT", url_port or StoreSettings.port, lo=1, hi=65535),
             ssl=e.bool("CHROMA_SSL", StoreSettings.ssl if url_ssl is None else url_ssl),
-            auth_token=Secret(e.str("CHROMA_AUTH_TOKEN") or StoreSettings.auth_token),
+            auth_token=Secret(_header_safe("CHROMA_AUTH_TOKEN", e.str("CHROMA_AUTH_TOKEN"))
+                              or StoreSettings.auth_token),
             collection=e.match("CHROMA_COLLECTION", StoreSettings.collection,
                                r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]",
                                "3-512 characters: letters, digits, '.', '_', '-'"),
@@ -310,7 +311,7 @@ class Settings:
         )
         sharded, shard_count, shard_ids = shard_plan(e.str("DISCORD_SHARDS"), e.str("DISCORD_SHARD_IDS"))
         discord = DiscordSettings(
-            token=Secret(e.str("DISCORD_TOKEN") or DiscordSettings.token),
+            token=Secret(e.str("DISCORD_TOKEN") or DiscordSettings.token),  # its shape: bot/app/guard.py
             guild_id=e.int("DISCORD_GUILD_ID", DiscordSettings.guild_id, lo=1, hi=MAX_SNOWFLAKE),
             admin_role=e.str("DISCORD_ADMIN_ROLE") or DiscordSettings.admin_role,
             rate_limit=e.int("DISCORD_RATE_LIMIT", DiscordSettings.rate_limit, lo=1, hi=10_000),
@@ -327,7 +328,8 @@ class Settings:
             _check_url("LLM_BASE_URL", base_url)
         llm = LLMSettings(
             base_url=base_url.rstrip("/") if base_url else LLMSettings.base_url,
-            api_key=Secret(e.first_str("LLM_API_KEY", "OPENAI_API_KEY") or LLMSettings.api_key),
+            api_key=Secret(_header_safe("LLM_API_KEY", e.first_str("LLM_API_KEY", "OPENAI_API_KEY"))
+                           or LLMSettings.api_key),
             model=e.str("LLM_MODEL") or LLMSettings.model,
             connect_timeout=e.float("LLM_CONNECT_TIMEOUT", LLMSettings.connect_timeout, lo=0.1, hi=MAX_TIMEOUT),
             read_timeout=e.float("LLM_TIMEOUT", LLMSettings.read_timeout, lo=0.1, hi=MAX_TIMEOUT),
@@ -367,22 +369,40 @@ class Settings:
         )
 
 
-def _check_url(name: str, url: str) -> None:
-    """An http(s) URL with a host, a valid port and no spaces, or a ConfigError naming `name`."""
+def _check_url(name: str, url: str, example: str = "such as http://localhost:11434/v1") -> None:
+    """An http(s) URL with a host, a valid port and no spaces, or a ConfigError naming `name` (the URL shown
+    without its password and query, `shown_url`)."""
     from urllib.parse import urlsplit
 
-    example = "such as http://localhost:11434/v1"
+    shown = shown_url(url)
     if not re.match(r"^https?://[^\s/]+", url) or re.search(r"\s", url):
-        raise ConfigError(name, f"must be an http(s) URL without spaces, {example}, got {url!r}")
+        raise ConfigError(name, f"must be an http(s) URL without spaces, {example}, got {shown!r}")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise ConfigError(name, f"must be an http(s) URL with a port from 1 to 65535, {example}, got {url!r} "
-                          f"({exc})") from None
+        raise ConfigError(name, f"must be an http(s) URL with a port from 1 to 65535, {example}, got {shown!r} "
+                          f"({str(exc).replace(url, shown)})") from None
     if not parts.hostname or port == 0:
         raise ConfigError(name, f"must be an http(s) URL with a host and a port from 1 to 65535, {example}, "
-                          f"got {url!r}")
+                          f"got {shown!r}")
+
+
+def shown_url(url: str) -> str:
+    """`url` as an error message may show it: a password after "user:" and a query ("?key=…") replaced by "…"
+    (read with patterns, not a URL parser: the URL may be malformed)."""
+    url = re.sub(r"([^/\s:@]*):[^/\s@]*@", r"\1:…@", url)
+    return re.sub(r"[?#].*", "?…", url)
+
+
+def _header_safe(name: str, value: str) -> str:
+    """A credential sent in an HTTP header: printable ASCII without spaces, or a ConfigError naming `name` that
+    does not show the value."""
+    bad = next((c for c in value if not "!" <= c <= "~"), None)
+    if bad is not None:
+        raise ConfigError(name, f"holds a character an HTTP header cannot carry (U+{ord(bad):04X}, at position "
+                          f"{value.index(bad) + 1}): quotes or spaces pasted with it? Copy it again")
+    return value
 
 
 def _chroma_host(e: _Env) -> tuple[str, int | None, bool | None]:
@@ -393,14 +413,15 @@ def _chroma_host(e: _Env) -> tuple[str, int | None, bool | None]:
     if "://" not in raw:
         if re.search(r"[\s/]", raw) or re.fullmatch(r"[^:]+:\d*", raw):
             raise ConfigError("CHROMA_HOST", f"must be a host name such as localhost (the port goes in CHROMA_PORT), "
-                              f"got {raw!r}")
+                              f"got {shown_url(raw)!r}")
         return raw, None, None
     from urllib.parse import urlsplit
 
-    _check_url("CHROMA_HOST", raw)
+    _check_url("CHROMA_HOST", raw, example="such as http://localhost:8000")
     parts = urlsplit(raw)
     if parts.path.strip("/") or parts.query:
-        raise ConfigError("CHROMA_HOST", f"must be a host name or http(s)://host:port without a path, got {raw!r}")
+        raise ConfigError("CHROMA_HOST", "must be a host name or http(s)://host:port without a path, "
+                          f"got {shown_url(raw)!r}")
     return parts.hostname or "", parts.port, parts.scheme == "https"
 
 

@@ -301,3 +301,27 @@ def test_a_postgresql_users_database_is_a_secret_url_and_other_schemes_are_refus
     assert Settings.from_env({"PAPERBOT_USER_DB": str(tmp_path / "u.db")}).user_db_target == tmp_path / "u.db"
     with pytest.raises(ConfigError, match=re.escape("PAPERBOT_USER_DB: must be a file path or a postgresql:// URL")):
         Settings.from_env({"PAPERBOT_USER_DB": "mysql://db/x"})
+
+
+@pytest.mark.parametrize("env", [
+    {"LLM_BASE_URL": "http://user:sk-SECRET1@127.0.0.1:9/v1 x"},
+    {"LLM_BASE_URL": "http://127.0.0.1:9/v1 ?key=sk-SECRET1"},
+    {"CHROMA_HOST": "http://u:SECRET1@host:99999"},
+    {"CHROMA_HOST": "http://host:8000/x?token=SECRET1"},
+])
+def test_a_refused_url_is_shown_without_its_password_or_query(env):
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env(env)
+    assert "SECRET1" not in str(err.value) and "…" in str(err.value)
+    if "CHROMA_HOST" in env:
+        assert "11434" not in str(err.value)  # the example is a Chroma server's, not the LLM's
+
+
+@pytest.mark.parametrize("name", ["LLM_API_KEY", "OPENAI_API_KEY", "CHROMA_AUTH_TOKEN"])
+@pytest.mark.parametrize("value", ["sk-abc€", "“sk-abc”", "sk abc", "sk-\u00a0abc"])
+def test_a_credential_an_http_header_cannot_carry_is_refused_without_showing_it(name, value):
+    with pytest.raises(ConfigError) as err:
+        Settings.from_env({name: value})
+    shown = "LLM_API_KEY" if name == "OPENAI_API_KEY" else name
+    assert str(err.value).startswith(f"{shown}: holds a character an HTTP header cannot carry")
+    assert "sk" not in str(err.value).split("carry", 1)[1]
