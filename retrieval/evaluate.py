@@ -32,37 +32,48 @@ def load_beir(folder: Path, limit: int | None = None) -> tuple[dict[str, str], d
             raise InputError(str(folder / name), "missing: a BEIR folder needs corpus.jsonl, queries.jsonl "
                              "and qrels/test.tsv")
     qrels: dict[str, dict[str, int]] = {}
-    with open(folder / "qrels" / "test.tsv", encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            parts = line.rstrip("\n").split("\t")
-            if n == 1 and not parts[-1].strip().lstrip("-").isdigit():
-                continue  # header row
-            if len(parts) < 3:
-                raise InputError(str(folder / "qrels/test.tsv"), "expected query-id<TAB>corpus-id<TAB>score", line=n)
-            try:
-                score = int(parts[2])
-            except ValueError:
-                raise InputError(str(folder / "qrels/test.tsv"), f"score {parts[2]!r} is not a whole number",
-                                 line=n) from None
-            if score > 0:
-                qrels.setdefault(parts[0], {})[parts[1]] = score
+    for n, line in enumerate(_lines(folder / "qrels" / "test.tsv"), start=1):
+        parts = line.rstrip("\n").split("\t")
+        if n == 1 and not parts[-1].strip().lstrip("-").isdigit():
+            continue  # header row
+        if len(parts) < 3:
+            raise InputError(str(folder / "qrels/test.tsv"), "expected query-id<TAB>corpus-id<TAB>score", line=n)
+        try:
+            score = int(parts[2])
+        except ValueError:
+            raise InputError(str(folder / "qrels/test.tsv"), f"score {parts[2]!r} is not a whole number",
+                             line=n) from None
+        if score > 0:
+            qrels.setdefault(parts[0], {})[parts[1]] = score
     queries: dict[str, str] = {}
-    with open(folder / "queries.jsonl", encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                q = json.loads(line)
-                qid, text = str(q["_id"]), q["text"]
-            except (ValueError, KeyError, TypeError):
-                raise InputError(str(folder / "queries.jsonl"), "expected a JSON object with _id and text",
-                                 line=n) from None
-            if qid in qrels:
-                queries[qid] = text
+    for n, line in enumerate(_lines(folder / "queries.jsonl"), start=1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+            qid, text = str(q["_id"]), q["text"]
+        except (ValueError, KeyError, TypeError):
+            raise InputError(str(folder / "queries.jsonl"), "expected a JSON object with _id and text",
+                             line=n) from None
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(str(folder / "queries.jsonl"), f"query {qid!r}: text must be a non-empty string",
+                             line=n)
+        if qid in qrels:
+            queries[qid] = text
     ids = sorted(queries, key=lambda q: (len(q), q))
     if limit:
         ids = ids[:limit]
     return {q: queries[q] for q in ids}, {q: qrels[q] for q in ids}
+
+
+def _lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 file (an InputError naming the line where it is not UTF-8)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"is not UTF-8 text (byte {data[exc.start]:#04x})",
+                         line=data[:exc.start].count(b"\n") + 1) from None
 
 
 def ndcg_at(ranked: list[str], rel: dict[str, int], k: int = 10) -> float:

@@ -9,7 +9,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ingest import fields as F
@@ -309,6 +309,10 @@ def _time(rec: dict, keys: tuple[str, ...], place: Place) -> str:
     if parsed.utcoffset() is None:
         raise place.fail(f"field {key!r} has no UTC offset: {value[:40]!r} "
                          "(write it as 2026-12-08T10:00:00-08:00)")
+    try:
+        parsed.astimezone(timezone.utc)  # what a calendar file writes
+    except OverflowError:
+        raise place.fail(f"field {key!r} is out of range: {value[:40]!r}") from None
     return value
 
 

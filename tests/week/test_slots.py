@@ -72,6 +72,7 @@ def test_flat_records_carry_slots(tmp_path):
     ({"starttime": "2026-12-08T10:00:00"}, ":1: field 'starttime' has no UTC offset"),
     ({"starttime": "2026-12-08T10:00:00-08:00", "endtime": "2026-12-08T09:00:00-08:00"},
      ":1: ends (2026-12-08T09:00:00-08:00) before it starts"),
+    ({"starttime": "9999-12-31T20:00:00-12:00"}, ":1: field 'starttime' is out of range: '9999-12-31T20:00:00-12:00'"),
 ])
 def test_bad_times_are_refused_with_file_line_and_field(tmp_path, fields, problem):
     path = tmp_path / "bad.jsonl"
