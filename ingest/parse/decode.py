@@ -4,6 +4,7 @@ the shapes a paper list comes in (an array, an object holding one, {id: abstract
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -19,18 +20,28 @@ _PAPER_KEYS = F.names("title") + F.names("abstract")
 Records = list[tuple[int | None, int, Any]]  # (line or None, record number, record)
 
 
+JSON_LINES_PROBE = 50
+
+
 def looks_like_json(text: str) -> bool:
     """A text file holding JSON (lines of objects, or an array): read as JSON, not as abstracts."""
-    first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
-    if first.startswith("{"):
-        return _parses(first) or _parses(text)
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    first = lines[0] if lines else ""
+    if first.startswith("{"):  # JSON lines whose first is broken are JSON lines still, refused at that line
+        return _parses(first) or _parses(text) or _json_lines(lines)
     return first.startswith("[") and _parses(text)
+
+
+def _json_lines(lines: list[str]) -> bool:
+    """Whether most of the first lines (a few dozen) that open an object are JSON objects."""
+    head = [ln for ln in lines[:JSON_LINES_PROBE] if ln.startswith("{")]
+    return len(head) >= 2 and sum(map(_parses, head)) * 2 >= len(head)
 
 
 def _loads(text: str, where: str, line: int | None = None) -> Any:
     """json.loads with a nesting limit: a deeply nested file is one clear error, never a RecursionError."""
     try:
-        data = json.loads(text) if len(text) < DECODE_IN_PARTS_CHARS else _decode_in_parts(text)
+        data = _DECODER.decode(text) if len(text) < DECODE_IN_PARTS_CHARS else _decode_in_parts(text)
     except RecursionError:
         data = None
         depth = MAX_NESTING + 1
@@ -47,7 +58,25 @@ def _loads(text: str, where: str, line: int | None = None) -> Any:
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+def _where_in_line(exc: json.JSONDecodeError) -> str:
+    """"Expecting value at column 3", "Unterminated string starting at column 47" (json's own wording ends in
+    "at" for some errors)."""
+    return f"{exc.msg}{'' if exc.msg.endswith(' at') else ' at'} column {exc.colno}"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:20]} is too large a number")
+    return value
+
+
+# NaN, Infinity and numbers past a float's range are not JSON: they would be stored as "nan" and "inf".
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 
 
 def _decode_in_parts(text: str) -> Any:
@@ -128,9 +157,9 @@ def json_records(text: str, where: str, suffix: str) -> tuple[Records, bool]:
     try:
         data = _loads(text, where)
     except json.JSONDecodeError as exc:
-        if len(lines) > 1 and _parses(lines[0]):
+        if len(lines) > 1 and (_parses(lines[0]) or _json_lines(lines)):
             return list(_jsonl_records(text, where)), False
-        raise InputError(where, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno) from None
+        raise InputError(where, f"invalid JSON ({_where_in_line(exc)})", line=exc.lineno) from None
     if isinstance(data, list):
         return [(None, i, rec) for i, rec in enumerate(data, start=1)], False
     if not isinstance(data, dict):
@@ -169,7 +198,7 @@ def _jsonl_records(text: str, where: str):
         try:
             rec = _loads(ln, where, line=n)
         except json.JSONDecodeError as exc:
-            raise InputError(where, f"invalid JSON ({exc.msg} at column {exc.colno})", line=n) from None
+            raise InputError(where, f"invalid JSON ({_where_in_line(exc)})", line=n) from None
         if not isinstance(rec, dict):
             raise InputError(where, f"expected a JSON object, got {type(rec).__name__}", line=n)
         n_rec += 1

@@ -35,6 +35,22 @@ def text_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
             block = []
 
 
+# A cell may be as long as a file may be (csv's default, 131,072 characters, refused long abstracts).
+MAX_CELL_CHARS = 200 * 1024 * 1024
+
+
+def _unclosed(text: str, after_line: int, delimiter: str) -> bool:
+    """Whether the row starting after the first `after_line` lines of `text` opens a quote it never closes (csv
+    reads such a row to the end of the file): read strictly, it ends inside the quote."""
+    rest = text.split("\n", after_line)[-1] if after_line else text
+    try:
+        for _ in csv.reader(io.StringIO(rest, newline=""), delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 class TooManyCells(str):
     """A CSV row that cannot be a record (more cells than the header names): skipped with this reason."""
 
@@ -45,6 +61,7 @@ def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | T
     if not first:
         raise InputError(where, "CSV file is empty (no header row)")
     delimiter = max(",\t;", key=first.count) if any(d in first for d in ",\t;") else ","
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         header = reader.fieldnames
@@ -62,8 +79,14 @@ def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | T
     if not columns & (set(_ABSTRACT_KEYS) | set(_TITLE_KEYS)):
         raise InputError(where, f"CSV header has no 'abstract' or 'title' column (found: "
                          f"{', '.join(sorted(columns))[:200]})", line=1)
+    lines = text.count("\n") + (not text.endswith("\n"))
+    ended = reader.line_num  # the line the previous row (or the header) ended on
     try:
         for row in reader:
+            if reader.line_num >= lines and reader.line_num - ended > 1 and _unclosed(text, ended, delimiter):
+                raise InputError(where, "a quote opened in this row is never closed, so the rest of the file "
+                                 "would be one cell; close it or remove it", line=ended + 1)
+            ended = reader.line_num
             if None in row:
                 yield reader.line_num, TooManyCells("row has more fields than the header")
                 continue

@@ -223,9 +223,9 @@ _JSON_VALUES = st.recursive(
 @given(value=_JSON_VALUES, indent=st.sampled_from([None, 0, 2]), cut=st.integers(min_value=0, max_value=400),
        damage=st.sampled_from(["none", "cut", "drop a character", "trailing comma", "extra data"]))
 def test_a_big_file_decoded_a_record_at_a_time_reads_as_json_loads_reads_it(value, indent, cut, damage):
-    """Long JSON texts are decoded an element at a time (the bot's loop runs between two): the same values,
-    and for a broken text the same error at the same place."""
-    from ingest.parse.decode import _decode_in_parts
+    """Long JSON texts are decoded an element at a time (the bot's loop runs between two): the same values as
+    the one-shot decoder, and for a broken text the same error at the same place."""
+    from ingest.parse.decode import _DECODER, _decode_in_parts
 
     text = json.dumps(value, indent=indent)
     if damage == "cut":
@@ -243,8 +243,10 @@ def test_a_big_file_decoded_a_record_at_a_time_reads_as_json_loads_reads_it(valu
             return "value", json.dumps(decode(text), sort_keys=True)
         except json.JSONDecodeError as exc:
             return "error", exc.msg, exc.pos
+        except ValueError as exc:  # NaN, Infinity: not JSON
+            return "refused", str(exc)
 
-    assert outcome(_decode_in_parts) == outcome(json.loads)
+    assert outcome(_decode_in_parts) == outcome(_DECODER.decode)
 
 
 @pytest.mark.parametrize("name", ["deep.json", "bad.json", "ok.json"])
@@ -268,3 +270,28 @@ def test_files_decoded_in_parts_give_the_same_papers_and_errors(tmp_path, monkey
     assert read() == whole
     assert ("nested more than 64" in whole) if name == "deep.json" else \
         ("invalid JSON" in whole) if name == "bad.json" else (len(whole) == 2)
+
+
+@pytest.mark.parametrize("name, text, problem", [
+    ("nan.json", '[{"title": NaN, "abstract": "' + A1 + '"}]', "nan.json: invalid JSON (NaN is not a JSON number)"),
+    ("inf.json", '[{"title": "T", "year": 1e999, "abstract": "' + A1 + '"}]', "invalid JSON (1e999 is too large"),
+    ("cut.jsonl", '{"id": "t1", "abstract": "oops\n', "cut.jsonl:1: invalid JSON (Invalid control character at "
+                                                      "column 31)"),
+    ("lines.txt", '{"id": "t1", "title": "Broken", "abstract": "oops\n{"id": "t2", "abstract": "' + A1 + '"}\n',
+     "lines.txt:1: invalid JSON (Unterminated string starting at column 45)"),
+    ("quote.csv", f'id,title,abstract\nq1,Fine,"{A1}"\nq2,"Unterminated,{A1}\nq3,Fine,{A2}\n',
+     "quote.csv:3: a quote opened in this row is never closed"),
+])
+def test_malformed_text_is_refused_at_its_line_with_nothing_read(tmp_path, name, text, problem):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_papers([path])
+    assert problem in str(err.value)
+
+
+def test_a_csv_cell_longer_than_csv_s_default_limit_is_read(tmp_path):
+    long = "We study long abstracts. " * 8000  # 200,000 characters
+    path = tmp_path / "big.csv"
+    path.write_text(f'id,title,abstract\nb1,Big,"{long}"\nb2,"A stray 5"" quote","{A1}"\n', encoding="utf-8")
+    assert [len(p.abstract) for p in load_papers([path]).papers] == [len(long.strip()), len(A1)]
