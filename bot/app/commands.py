@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import discord
 from discord import app_commands
@@ -37,6 +38,9 @@ QUESTION_MAX = 1000
 FILTER_MAX = 100
 LIST_PAGE = 10  # papers per page of /author and /area
 SIMILAR_K = 8
+# A lookup still running this long after the command (a DM's member checks while Discord is slow) is
+# acknowledged first: Discord fails an interaction not answered within 3 s.
+ACK_WITHIN = 2.0
 RELATED_MAX_BYTES = 64 * 1024
 TYPE_CHOICES = [app_commands.Choice(name=t, value=t) for t in PRESENTATION_TYPES]
 FILTER_HELP = {
@@ -152,15 +156,33 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
                   view=search_view(key, result, 0, k, interaction.user.id, lang))
 
 
+T = TypeVar("T")
+
+
+async def _in_time(interaction: discord.Interaction, work: Awaitable[T]) -> T:
+    """`work`'s result; the interaction is deferred first when it takes longer than ACK_WITHIN."""
+    task = asyncio.ensure_future(work)
+    done, _ = await asyncio.wait({task}, timeout=ACK_WITHIN)
+    if not done and not interaction.response.is_done():
+        await interaction.response.defer(thinking=True)
+    return await task
+
+
+async def _not_found(interaction: discord.Interaction, query: str) -> None:
+    note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(query)}”")
+    await respond(interaction, embeds.text_pages(note), ephemeral=True)  # into the deferred response, if any
+
+
 @app_commands.command(name="paper", description="The whole abstract of one paper.")
 @app_commands.describe(paper="Start typing a label or id")
 @app_commands.check(lookup_limited)
 async def paper(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
-    record = await bot_of(interaction).find_paper(paper, reach=await interaction_reach(interaction))
+    async def lookup():
+        return await bot_of(interaction).find_paper(paper, reach=await interaction_reach(interaction))
+
+    record = await _in_time(interaction, lookup())
     if record is None:
-        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(paper)}”")
-        await interaction.response.send_message(note,
-                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
+        await _not_found(interaction, paper)
         return
     await respond(interaction, embeds.paper_pages(record, message_language(None, str(interaction.locale))),
                   view=paper_view(record.paper_id, message_language(None, str(interaction.locale))))
@@ -218,14 +240,16 @@ async def area(interaction: discord.Interaction, area: FilterText) -> None:
 @app_commands.check(rate_limited)
 async def similar(interaction: discord.Interaction, paper: app_commands.Range[str, 1, 200]) -> None:
     bot = bot_of(interaction)
-    reach = await interaction_reach(interaction)
-    record = await bot.find_paper(paper, reach=reach)
+    async def lookup():
+        reach = await interaction_reach(interaction)
+        return reach, await bot.find_paper(paper, reach=reach)
+
+    reach, record = await _in_time(interaction, lookup())
     if record is None:
-        note = bot_messages.text("PAPER_NOT_FOUND", _locale(interaction), query=f"“{markdown.escape(paper)}”")
-        await interaction.response.send_message(note,
-                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
+        await _not_found(interaction, paper)
         return
-    await interaction.response.defer(thinking=True)
+    if not interaction.response.is_done():
+        await interaction.response.defer(thinking=True)
     found = await bot.similar(record.paper_id, SIMILAR_K, reach=reach) or []
     heading = bot_messages.text("SIMILAR_HEADING", _locale(interaction), title=embeds.title_of(record))
     await respond(interaction, embeds.similar_pages(record, found, heading, _locale(interaction)))

@@ -10,6 +10,7 @@ like ``[2]`` and a quoted sentence are never cut in half across messages).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -303,7 +304,7 @@ def paper_pages(paper: Paper, lang: str = "en") -> list[Page]:
 def bibtex_block(paper: Paper) -> str:
     """The paper's BibTeX (the source's, or generated) as a code block that fits one field and cannot be
     closed early by the text inside it."""
-    body = strip_control(bibtex.entry(paper)).replace("```", "`\u200b``")
+    body = re.sub(r"`(?=`)", "`\u200b", strip_control(bibtex.entry(paper)))  # no two backticks in a row
     body = defuse(body)
     room = FIELD_VALUE - len("```bibtex\n\n```")
     if len(body) > room:
@@ -404,7 +405,9 @@ def digest_pages(watch_id: int, topic: str, papers: Sequence[Paper], more: int, 
         slots = slot_lines(p, lang)
         lines.append("\n".join([f"**{n}.** {title}", *extra, *([slots] if slots else [])]))
     if more:
-        lines.append(bot_messages.text("DIGEST_MORE", lang, more=more, topic=escape(topic)))
+        # inside a code span, as typed: escapes would show there, and a backtick would end it
+        command = defuse(" ".join(strip_control(topic).replace("`", "'").split()))
+        lines.append(bot_messages.text("DIGEST_MORE", lang, more=more, topic=command))
     cards = build_cards(title=clip(bot_messages.text("DIGEST_TITLE", lang, topic=escape(topic)), TITLE),
                         description="\n\n".join(lines), colour=COLOUR_ANSWER,
                         footer=bot_messages.text("DIGEST_FOOTER", lang, id=watch_id))

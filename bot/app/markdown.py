@@ -80,15 +80,30 @@ def _cut_at(text: str, limit: int) -> int:
     return cut
 
 
+# What Discord reads as markdown only at the start of a line: a heading, a quote, subtext, a list item.
+_LINE_START_MARKUP = re.compile(r"(?:#{1,3}|>{1,3}|-#|[-*+])(?=\s)|\d+(?=\.\s)")
+
+
 def split_text(text: str, limit: int) -> list[str]:
-    """`text` in pieces of at most `limit` characters, cut at the most natural boundary."""
+    """`text` in pieces of at most `limit` characters, cut at the most natural boundary. A piece that starts
+    where a line did not ("… results. # of layers …") has its line-start markdown escaped: cut there, "#"
+    would become a heading."""
     pieces: list[str] = []
     rest = text.strip()
+    mid_line = False
     while rest:
         cut = _cut_at(rest, limit)
         piece = rest[:cut].rstrip()
+        m = _LINE_START_MARKUP.match(piece) if mid_line else None
+        if m and len(piece) == limit:  # room for the escape
+            cut = _cut_at(rest, limit - 1)
+            piece = rest[:cut].rstrip()
+            m = _LINE_START_MARKUP.match(piece)
+        if m:
+            piece = (m[0] + "\\" if m[0][0].isdigit() else "\\" + m[0]) + piece[m.end():]
         if piece:
             pieces.append(piece)
+        mid_line = cut < len(rest) and "\n" not in rest[cut - 1:cut + 1]
         rest = rest[cut:].lstrip()
     return pieces
 

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 CUSTOM_ID = 100  # Discord's limit on a custom_id
 SEARCH_DEPTH = 25  # papers fetched once per /search; the buttons page through them
-_ID_SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
+_ID_SAFE = re.compile(r"^[A-Za-z0-9._:-]+$")  # a server library's ids hold ":" (g1a2b3:42)
 
 
 def new_key() -> str:
@@ -129,7 +129,7 @@ async def gone(interaction: discord.Interaction, name: str = "RESULT_GONE", **fi
 
 
 class MoreSources(Persistent, discord.ui.DynamicItem[discord.ui.Button],
-                  template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<mark>~?)(?P<ids>[A-Za-z0-9._,-]*)"):
+                  template=r"pb:src:(?P<key>[0-9a-f]{8}):(?P<mark>~?)(?P<ids>[A-Za-z0-9._,:-]*)"):
     def __init__(self, key: str, ids: tuple[str, ...] = (), abstained: bool = False, lang: str = "en") -> None:
         prefix = f"pb:src:{key}:{'~' if abstained else ''}"
         super().__init__(discord.ui.Button(label=messages.text("MORE_SOURCES_LABEL", lang),
@@ -199,7 +199,7 @@ class Share(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb
         await respond(interaction, pages, ephemeral=False, view=view)
 
 
-class SavePapers(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:save:(?P<ids>[A-Za-z0-9._,-]+)"):
+class SavePapers(Persistent, discord.ui.DynamicItem[discord.ui.Button], template=r"pb:save:(?P<ids>[A-Za-z0-9._,:-]+)"):
     """Save: the papers in the custom_id go to the clicking user's saved list (kept across restarts)."""
 
     def __init__(self, ids: tuple[str, ...], lang: str = "en") -> None:
@@ -216,7 +216,10 @@ class SavePapers(Persistent, discord.ui.DynamicItem[discord.ui.Button], template
 
     async def run(self, interaction: discord.Interaction) -> None:
         bot = bot_of(interaction)
-        new, total = await bot.save_papers(interaction.user.id, self.ids)
+        # Only papers the clicker may see here: a custom_id is the client's word, not the bot's.
+        reach = await interaction_reach(interaction)
+        visible = {p.paper_id for p in await bot.papers() if reach.sees(p)}
+        new, total = await bot.save_papers(interaction.user.id, tuple(i for i in self.ids if i in visible))
         lang = message_language(None, str(interaction.locale))
         await respond(interaction, embeds.text_pages(messages.text("SAVED_NEW", lang, new=new, count=len(self.ids),
                                                                    total=total)), ephemeral=True)

@@ -28,6 +28,7 @@ from paperbot.errors import UserDataError
 from paperbot.ics import calendar
 from paperbot.language import message_language
 from paperbot.records import Paper
+from paperbot.text import strip_control
 from retrieval.plan import Plan, build_plan, check_day, paper_events, plan_events
 
 SAVED_PAGE = 10
@@ -332,7 +333,8 @@ async def watch_remove(interaction: discord.Interaction, watch: app_commands.Ran
 async def watch_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[int]]:
     mine = await bot_of(interaction).watches(interaction.user.id)
     needle = current.strip().lower().lstrip("#")
-    return [app_commands.Choice(name=markdown.clip(f"#{w.id} {w.topic}", markdown.CHOICE_NAME), value=w.id)
+    return [app_commands.Choice(name=markdown.clip(strip_control(f"#{w.id} {w.topic}"), markdown.CHOICE_NAME),
+                                value=w.id)
             for w in mine if needle in f"{w.id} {w.topic.lower()}"][:markdown.CHOICES]
 
 
