@@ -23,12 +23,14 @@ _CREDENTIAL = re.compile(r"\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=-]{4,}", r
 _KEY_VALUE = re.compile(
     r"""((?:["']?)\b(?:[a-z0-9]*[_-])?(?:api[_-]?key|apikey|key|token|access[_-]?token|secret|password|passwd|"""
     r"""auth|authorization|credentials?)["']?\s*[:=]\s*["']?)(?!\*\*\*|Bearer\b|Basic\b|Token\b)([^\s"',;&}]{4,})""", re.I)
-_URL_USERINFO = re.compile(r"(//)[^/@\s:]+:[^/@\s]+@")
+# user:password@ after "//"; the password may hold a raw "/" or "@" (up to the last "@" of the URL: a path with
+# one loses its host in the log, never a password its end)
+_URL_USERINFO = re.compile(r"(//)[^/@\s:]+:\S*@")
 
 
 def public_url(url: str) -> str:
     """A URL without credentials or query string (where keys hide), fit for logs and error messages."""
-    return re.sub(r"//[^/@]*@", "//", url).split("?", 1)[0]
+    return re.sub(r"//[^?#]*@", "//", url.split("?", 1)[0].split("#", 1)[0])
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:

@@ -174,3 +174,12 @@ def test_the_query_string_reaches_the_server(library, endpoint):
 
 def test_llm_settings_repr_hides_the_key():
     assert KEY not in repr(LLMSettings(base_url="http://h/v1", api_key=Secret(KEY)))
+
+
+def test_a_url_password_holding_a_slash_or_an_at_never_reaches_a_log():
+    from paperbot.logs import public_url, redact
+
+    for url in ("http://u:p/w-SECRET@host:8000/v1?key=k", "http://u:p@w-SECRET@host/v1",
+                "postgresql://bot:a/b-SECRET@db:5432/x"):
+        assert "SECRET" not in public_url(url) and "SECRET" not in redact(f"connecting to {url} now")
+        assert public_url(url).endswith(("host:8000/v1", "host/v1", "db:5432/x"))
