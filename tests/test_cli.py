@@ -161,21 +161,6 @@ def test_text_that_is_not_utf8_is_one_clear_line(tmp_path):
                                                                   "text\n")
 
 
-def test_an_unexpected_failure_is_one_line_and_its_traceback_goes_to_the_log(tmp_path):
-    code = ("import sys, bot.cli as cli\n"
-            "def broken(args, settings): raise RuntimeError('deep inside')\n"
-            "cli.COMMANDS['papers'] = broken\n"
-            "sys.exit(cli.main(sys.argv[1:]))\n")
-    proc = run(tmp_path, "papers", "--author", "x", code=code)
-    assert proc.returncode == 1
-    assert proc.stderr.startswith("paperbot: error: Something went wrong on our side") and "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    log = (tmp_path / "cache" / "paperbot.log").read_text(encoding="utf-8")
-    assert "Traceback" in log and "RuntimeError: deep inside" in log
-    verbose = run(tmp_path, "-v", "papers", "--author", "x", code=code)
-    assert "RuntimeError: deep inside" in verbose.stderr  # -v shows it where the developer is looking
-
-
 def test_empty_store_without_corpus_explains_what_to_do(tmp_path):
     proc = run(tmp_path, "search", "masks", PAPERBOT_CORPUS=str(tmp_path / "missing"))
     assert proc.returncode == 1
@@ -229,3 +214,64 @@ def test_ingest_names_ignored_fields_once_and_strict_refuses_a_bad_record(tmp_pa
     assert lenient.returncode == 0, lenient.stderr
     assert "; 1 bad record kept with its title only" in lenient.stdout
     assert "mixed.json: 1 kept with their title only (first: record 2: abstract is too short" in lenient.stderr
+
+
+# Runs `paperbot ARGS` with the `papers` command replaced by one that fails as the first line of stdin says.
+FAILING_COMMAND = """\
+import logging
+import sys
+import bot.cli
+
+def fail(args, settings):
+    kind = sys.stdin.readline().strip()
+    if kind == "warn":
+        try:
+            raise TimeoutError("slow store")
+        except TimeoutError:
+            logging.getLogger("paperbot.test").warning("the store was slow; carrying on", exc_info=True)
+        return 0
+    raise BrokenPipeError(32, "Broken pipe") if kind == "pipe" else RuntimeError("boom in the papers command")
+
+bot.cli.COMMANDS["papers"] = fail
+sys.exit(bot.cli.main(sys.argv[1:]))
+"""
+
+
+def test_an_unexpected_failure_is_one_line_and_its_traceback_goes_to_the_log(tmp_path):
+    from paperbot import messages
+
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="boom\n")
+    logfile = tmp_path / "cache" / "paperbot.log"
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [f"paperbot: error: {messages.INTERNAL_ERROR} (traceback in {logfile})"]
+    logged = logfile.read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in logged and "RuntimeError: boom in the papers command" in logged
+    verbose = run(tmp_path, "-v", "papers", code=FAILING_COMMAND, stdin="boom\n")
+    assert "Traceback (most recent call last)" in verbose.stderr
+    assert "RuntimeError: boom in the papers command" in verbose.stderr
+    assert verbose.stderr.splitlines()[-1].endswith(f"(traceback in {logfile})")
+
+
+def test_an_unexpected_failure_without_a_log_file_says_how_to_see_the_traceback(tmp_path):
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="boom\n", PAPERBOT_LOG_DIR=str(tmp_path / "a-file/logs"))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["paperbot: error: something went wrong on our side (RuntimeError); the "
+                                        "traceback is shown when the command is run again with -v"]
+    verbose = run(tmp_path, "-v", "papers", code=FAILING_COMMAND, stdin="boom\n",
+                  PAPERBOT_LOG_DIR=str(tmp_path / "a-file/logs"))
+    assert "RuntimeError: boom in the papers command" in verbose.stderr
+
+
+def test_a_closed_stdout_ends_the_command_quietly(tmp_path):
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="pipe\n")
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+
+
+def test_a_warning_with_a_traceback_is_one_line_on_stderr_and_whole_in_the_log(tmp_path):
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="warn\n")
+    assert proc.returncode == 0
+    assert proc.stderr.splitlines() == ["paperbot: WARNING: the store was slow; carrying on"]
+    logged = (tmp_path / "cache" / "paperbot.log").read_text(encoding="utf-8")
+    assert "the store was slow; carrying on" in logged and "TimeoutError: slow store" in logged
