@@ -426,7 +426,7 @@ def _is_text(value: str) -> bool:
 
 def cmd_plan(args, settings: Settings) -> int:
     from paperbot.ics import calendar
-    from retrieval.plan import check_day, plan_events, plan_for
+    from retrieval.plan import check_day, plan_events, plan_for, slots_out_of_range
 
     _check_k(args.k)
     try:
@@ -441,6 +441,9 @@ def cmd_plan(args, settings: Settings) -> int:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
         plan = plan_for(lib, text, args.k, day)
     if args.ics is not None:
+        for s in slots_out_of_range(plan):
+            print(f"paperbot: warning: {args.ics}: {s.session or s.room} left out: its time ({s.start}) is out of "
+                  "the range a calendar can hold", file=sys.stderr)
         try:
             args.ics.write_text(calendar(plan_events(plan), name=f"paperbot: {plan.query[:60]}"),
                                 encoding="utf-8", newline="")
