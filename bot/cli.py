@@ -304,11 +304,11 @@ def cmd_search(args, settings: Settings) -> int:
         raise UsageError("the query is empty; give one, or omit it to read one query per line from stdin")
     with open_library(settings) as lib:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
-        queries = [args.query] if args.query is not None else (line.strip() for line in sys.stdin)
+        # Bytes, each line decoded here: whatever the locale makes of stdin, a line that is not UTF-8 is named.
+        queries = [args.query] if args.query is not None else (_stdin_line(raw, n) for n, raw in
+                                                                 enumerate(sys.stdin.buffer, 1))
         filters = _filters(args)
-        for n, query in enumerate(queries, 1):
-            if not _is_text(query):
-                raise InputError("stdin", "is not UTF-8 text", n)
+        for query in queries:
             if query:
                 result = lib.search(query, args.k, filters)  # Chinese is searched in English (the library)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
@@ -412,6 +412,13 @@ def _read_text(name: str) -> str:
                          f"is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
     except OSError as exc:
         raise InputError(name, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _stdin_line(raw: bytes, n: int) -> str:
+    try:
+        return raw.decode("utf-8-sig" if n == 1 else "utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise InputError("stdin", f"is not UTF-8 text (byte {raw[exc.start]:#04x})", n) from None
 
 
 def _is_text(value: str) -> bool:

@@ -37,8 +37,9 @@ print("torch imported:", "torch" in sys.modules, file=sys.stderr)
 """
 
 
-def run(home: Path, *args: str, stdin: str | None = None, code: str | None = None,
+def run(home: Path, *args: str, stdin: str | bytes | None = None, code: str | None = None,
         **env: str) -> subprocess.CompletedProcess:
+    """`paperbot ARGS` in a subprocess; stdin given as bytes is sent as it is (output is still text)."""
     environ = {k: v for k, v in os.environ.items()
                if not k.startswith(("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_"))}
     environ.update(CHROMA_PATH=str(home / "chroma"), PAPERBOT_CACHE_DIR=str(home / "cache"),
@@ -46,6 +47,11 @@ def run(home: Path, *args: str, stdin: str | None = None, code: str | None = Non
                    HF_HUB_OFFLINE="1")
     environ.update(env)
     command = ["-c", code] if code is not None else ["-m", "bot.cli"]
+    if isinstance(stdin, bytes):
+        raw = subprocess.run([sys.executable, *command, *args], input=stdin, capture_output=True, env=environ,
+                             cwd=home, timeout=600)
+        return subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8", "replace"),
+                                           raw.stderr.decode("utf-8", "replace"))
     return subprocess.run([sys.executable, *command, *args], input=stdin, capture_output=True, text=True,
                           env=environ, cwd=home, timeout=600)
 
@@ -159,6 +165,23 @@ def test_text_that_is_not_utf8_is_one_clear_line(tmp_path):
                               capture_output=True, env=environ, cwd=tmp_path, timeout=600)
     assert (argument.returncode, argument.stderr.decode()) == (2, "paperbot: error: the question given is not UTF-8 "
                                                                   "text\n")
+
+
+# PYTHONIOENCODING=utf-8:strict: stdin as Python reads it in a UTF-8 locale (the C locale escapes bad bytes).
+@pytest.mark.parametrize("io_errors", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_stdin_queries_that_are_not_utf8_are_named_by_line_in_any_locale(home, first_search, io_errors):
+    proc = run(home, "search", "--json", stdin=b"BMT\nfor \xff\xfe molecules\n", PYTHONIOENCODING=io_errors)
+    assert proc.returncode == 1
+    assert [json.loads(line)["query"] for line in proc.stdout.splitlines()] == ["BMT"]
+    assert proc.stderr.splitlines() == ["paperbot: error: stdin:2: is not UTF-8 text (byte 0xff)"]
+
+
+@pytest.mark.parametrize("io_errors", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_chat_refuses_a_line_that_is_not_utf8_and_goes_on_in_any_locale(home, first_search, io_errors):
+    proc = run(home, "chat", stdin=b"/related graph \xff\xfe networks\n/search BMT\n", PYTHONIOENCODING=io_errors)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("(that line is not UTF-8 text)\nSearch: BMT")
+    assert "Something went wrong" not in proc.stdout and "Traceback" not in proc.stderr
 
 
 def test_empty_store_without_corpus_explains_what_to_do(tmp_path):
