@@ -57,6 +57,9 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
+NOISE = "only punctuation, emoji, mentions or greetings"  # what search_text leaves nothing of
+
+
 class UsageError(PaperbotError):
     """A command given arguments it cannot use (exit status 2, like argparse's own errors)."""
 
@@ -300,16 +303,19 @@ def cmd_ingest(args, settings: Settings) -> int:
 def cmd_search(args, settings: Settings) -> int:
     if args.k is not None:
         _check_k(args.k)
-    if args.query is not None and not args.query.strip():
-        raise UsageError("the query is empty; give one, or omit it to read one query per line from stdin")
+    if args.query is not None and not search_text(args.query).strip():
+        problem = f"has nothing to search in it ({NOISE})" if args.query.strip() else "is empty"
+        raise UsageError(f"the query {problem}; give one, or omit it to read one query per line from stdin")
     with open_library(settings) as lib:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
         # Bytes, each line decoded here: whatever the locale makes of stdin, a line that is not UTF-8 is named.
         queries = [args.query] if args.query is not None else (_stdin_line(raw, n) for n, raw in
                                                                  enumerate(sys.stdin.buffer, 1))
         filters = _filters(args)
-        for query in queries:
-            if query:
+        for n, query in enumerate(queries, 1):
+            if query and not search_text(query).strip():
+                print(f"paperbot: warning: stdin:{n}: nothing to search in it ({NOISE}); skipped", file=sys.stderr)
+            elif query:
                 result = lib.search(query, args.k, filters)  # Chinese is searched in English (the library)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
                 sys.stdout.flush()

@@ -81,6 +81,14 @@ def test_search_json_contract(first_search):
     assert isinstance(out["hits"][0]["position"], int)
 
 
+def test_a_stdin_query_with_nothing_to_search_is_skipped_and_named(home, first_search):
+    proc = run(home, "search", "--json", "-k", "1", stdin="BMT\n?? !!\n87.43%\n")
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["query"] for line in proc.stdout.splitlines()] == ["BMT", "87.43%"]
+    assert proc.stderr.splitlines() == ["paperbot: warning: stdin:2: nothing to search in it (only punctuation, "
+                                        "emoji, mentions or greetings); skipped"]
+
+
 def test_search_reads_queries_from_stdin_as_json_lines(home, first_search):
     proc = run(home, "search", "--json", "-k", "2", stdin="BMT\n\n87.43%\n")
     assert proc.returncode == 0, proc.stderr
@@ -143,6 +151,8 @@ def test_serving_and_unchanged_ingest_never_import_torch(home, first_search, arg
         (("ask", ""), {}, 2, "Please ask a question"),
         (("ask", "hi @everyone"), {}, 2, "Please ask a question"),
         (("search", "  "), {}, 2, "the query is empty"),
+        (("search", " ?? 🙂 "), {}, 2, "the query has nothing to search in it (only punctuation, emoji, mentions or "
+                                       "greetings); give one"),
         (("ask", "x"), {"EMBEDDING_MODEL": "/no/model"}, 1, "cannot load embedding model"),
     ],
 )
