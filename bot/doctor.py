@@ -268,6 +268,8 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
         return [Check("store", False, f"there is no store yet at {where.removeprefix('the store at ')}"
                       if "server" not in where else f"{where} has no collection {r.get('collection')!r}",
                       "run `paperbot ingest`")]
+    if kind == "unusable":
+        return [Check("store", False, r["error"], "set CHROMA_PATH to a folder paperbot may create and write")]
     if kind == "mismatch":
         return [Check("store", False, r["error"], "use the same EMBEDDING_MODEL, or re-ingest into another "
                       "CHROMA_COLLECTION")]

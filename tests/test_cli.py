@@ -194,6 +194,17 @@ def test_chat_refuses_a_line_that_is_not_utf8_and_goes_on_in_any_locale(home, fi
     assert "Something went wrong" not in proc.stdout and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("under", ["notes.txt", "notes.txt/db"])
+def test_a_store_path_that_cannot_be_a_folder_is_a_configuration_error(tmp_path, under):
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    for command in ("search", "ingest"):
+        proc = run(tmp_path, command, *(["masks"] if command == "search" else []), CHROMA_PATH=str(tmp_path / under))
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines() == [f"paperbot: configuration error: CHROMA_PATH: cannot create the store "
+                                            f"folder {tmp_path / under} ({tmp_path}/notes.txt is a file, not a "
+                                            "folder); set it to a folder paperbot may create and write"]
+
+
 def test_empty_store_without_corpus_explains_what_to_do(tmp_path):
     proc = run(tmp_path, "search", "masks", PAPERBOT_CORPUS=str(tmp_path / "missing"))
     assert proc.returncode == 1
