@@ -368,7 +368,7 @@ def cmd_papers(args, settings: Settings) -> int:
             out["notice"] = notice
         print(json.dumps(out, ensure_ascii=False))
     else:
-        heading = f"{len(papers)} papers" + (f" matching {filters.describe()}" if filters else "")
+        heading = messages.count(len(papers), "paper") + (f" matching {filters.describe()}" if filters else "")
         print(notice or render_papers_text(heading, papers))
     return 0
 

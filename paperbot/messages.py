@@ -131,3 +131,8 @@ def singular_counts(template: str, fields: dict) -> str:
     """An English `template` with the nouns its fields count 1 in the singular ("{papers} papers" → "{papers}
     paper" when papers is 1). Only the template changes: what the fields hold is shown as it is."""
     return _COUNTED.sub(lambda m: f"{{{m[1]}}} {m[2]}{m[3]}" if fields.get(m[1]) == 1 else m[0], template)
+
+
+def count(n: int, noun: str, plural: str = "") -> str:
+    """`n` and an English noun, singular for one: "1 paper", "3 papers" (`plural` for "watch" → "watches")."""
+    return f"1 {noun}" if n == 1 else f"{n} {plural or noun + 's'}"

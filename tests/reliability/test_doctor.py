@@ -147,7 +147,7 @@ def test_interrupted_ingest_shows_as_papers_with_missing_chunks(tmp_path, store_
     code, lines = doctor_lines(tmp_path, store_env)
     assert code == 1
     contents = line_of(lines, "contents")
-    assert contents.startswith("✗") and "1 papers have missing chunks" in contents
+    assert contents.startswith("✗") and "1 paper has missing chunks" in contents
     assert victim.paper_id in contents and "run `paperbot ingest` again" in contents
 
 
