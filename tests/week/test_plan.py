@@ -195,3 +195,18 @@ def test_plan_command_says_which_slot_the_calendar_leaves_out(tmp_path, embedder
     assert proc.stderr.splitlines() == ["paperbot: warning: q.ics: Oral Session 9 left out: its time "
                                         "(9999-12-31T23:30:00+00:00) is out of the range a calendar can hold"]
     assert "VEVENT" not in (tmp_path / "q.ics").read_text(encoding="utf-8")
+
+
+def test_slots_without_a_time_come_last_under_a_heading_that_says_so(tmp_path):
+    from bot.app.embeds import plan_page, plan_page_count
+
+    papers = papers_of(tmp_path)
+    untimed = Slot("Poster Session 9", "", "", "Hall Z", "", "poster")
+    tba = Paper(paper_id="tba", source="s", position=1, abstract="", label="TBA", title="Reward shaping, later",
+                slots=(untimed,))
+    plan = build_plan("alignment", [(papers["201"], 0.9), (tba, 0.5)])
+    assert render_plan_text(plan).splitlines()[-3:] == ["Time not announced", "  Poster Session 9 · Hall Z",
+                                                        "      Reward shaping, later  (score 0.50)"]
+    assert "\n时间未公布\n" in render_plan_text(plan, "zh")
+    last = plan_page(plan, plan_page_count(plan) - 1)  # Discord's /plan, its last day
+    assert "**Time not announced**" in last.cards[0].description
