@@ -9,6 +9,7 @@ bot, so the session is one conversation: follow-ups ("[2]", "compare 1 and 3",
 from __future__ import annotations
 
 import asyncio
+import io
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -209,4 +210,8 @@ def run_repl(settings: Settings, lines=None, out=None, library: Library | None =
 
     `library` (optional) is an already open Library, which the caller closes; by default one is opened here.
     """
+    if lines is None and isinstance(sys.stdin, io.TextIOWrapper):
+        # Undecodable bytes arrive as lone surrogates, so that _repl refuses the line; a strict stdin (a UTF-8
+        # locale) would end the session instead.
+        sys.stdin.reconfigure(errors="surrogateescape")
     return asyncio.run(_repl(settings, lines or sys.stdin, out or sys.stdout, library))

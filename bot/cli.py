@@ -13,8 +13,8 @@
     paperbot doctor                     check a deployment
     paperbot health                     is the running bot alive? (its heartbeat; the Docker HEALTHCHECK)
 
-Expected failures print one line to stderr and exit 1; anything else is logged
-with its traceback and reported in one line too.
+Expected failures print one line to stderr and exit 1 (2 for a bad setting or command line); anything else
+is reported in one line too, its traceback written to the log file (and to stderr with -v).
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ log = logging.getLogger("paperbot")
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+
+NOISE = "only punctuation, emoji, mentions or greetings"  # what search_text leaves nothing of
 
 
 class UsageError(PaperbotError):
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     except PaperbotError as exc:
         print(f"paperbot: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    logfile = setup_logging(settings, verbose=args.verbose)
+    logfile = setup_logging(settings, verbose=args.verbose, tracebacks=args.verbose or args.command == "run")
     if env_note:
         log.info("%s", env_note)
     try:
@@ -172,15 +175,51 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("paperbot: interrupted", file=sys.stderr)
         return 130
-    except Exception:
-        log.exception("unexpected failure in `paperbot %s`", args.command)
-        print(f"paperbot: error: {messages.text('INTERNAL_ERROR')} (log: {logfile})", file=sys.stderr)
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): nothing left to tell anyone
+        _quiet_stdout()
+        return EXIT_ERROR
+    except Exception as exc:
+        # The one line below is what the user reads; the traceback goes to the log file (and stderr with -v).
+        log.error("unexpected failure in `paperbot %s`", args.command, exc_info=True,
+                  extra={FILE_ONLY: True})
+        if logfile is not None:
+            print(f"paperbot: error: {messages.text('INTERNAL_ERROR')} (traceback in {logfile})", file=sys.stderr)
+        else:
+            where = "above" if args.verbose else "shown when the command is run again with -v"
+            print(f"paperbot: error: something went wrong on our side ({type(exc).__name__}); the traceback is "
+                  f"{where}", file=sys.stderr)
         return EXIT_ERROR
 
 
-def setup_logging(settings: Settings, verbose: bool = False) -> Path:
-    """Handlers live here only: a log file at the configured level, stderr for warnings (and with `verbose`,
-    progress and tracebacks)."""
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+FILE_ONLY = "paperbot_file_only"  # a log record's attribute: True keeps it off stderr
+
+
+class _OneLine(logging.Formatter):
+    """A record as one line: its traceback is left to the log file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+
+
+def setup_logging(settings: Settings, verbose: bool = False, tracebacks: bool = True) -> Path | None:
+    """Handlers live here only: a log file at the configured level, stderr for warnings (everything from INFO
+    with `verbose`). Without `tracebacks`, stderr shows each record in one line, and records marked FILE_ONLY
+    not at all. Returns the log file, or None when it cannot be written (then stderr is the only log)."""
     from paperbot.logs import RedactSecrets
 
     root = logging.getLogger()
@@ -190,23 +229,25 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Path:
     redact = RedactSecrets([settings.discord.token, settings.llm.api_key, settings.store.auth_token,
                             *url_passwords(settings.user_db_url)])
     logdir = settings.log_dir or settings.cache_dir
-    logfile = logdir / "paperbot.log"
+    logfile: Path | None = logdir / "paperbot.log"
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         logdir.mkdir(parents=True, exist_ok=True)
-        fh = logging.handlers.RotatingFileHandler(logfile, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+        fh = logging.handlers.RotatingFileHandler(logdir / "paperbot.log", maxBytes=5_000_000, backupCount=3,
+                                                  encoding="utf-8")
         fh.setLevel(settings.log_level)
         fh.setFormatter(fmt)
         fh.addFilter(redact)
         root.addHandler(fh)
     except OSError:
-        logfile = Path("(stderr)")
+        logfile = None
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.INFO if verbose else logging.WARNING)
-    err.setFormatter(logging.Formatter("paperbot: %(levelname)s: %(message)s"))
+    line = "paperbot: %(levelname)s: %(message)s"
+    err.setFormatter(logging.Formatter(line) if tracebacks else _OneLine(line))
+    if not tracebacks:
+        err.addFilter(lambda record: not getattr(record, FILE_ONLY, False))
     err.addFilter(redact)
-    if not verbose:  # a traceback is for the log file (or -v); the user reads the one line the command prints
-        err.addFilter(lambda record: not record.exc_info)
     root.addHandler(err)
     for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers", "urllib3", "bm25s", "discord.http",
                   "transformers"):
@@ -262,16 +303,19 @@ def cmd_ingest(args, settings: Settings) -> int:
 def cmd_search(args, settings: Settings) -> int:
     if args.k is not None:
         _check_k(args.k)
-    if args.query is not None and not args.query.strip():
-        raise UsageError("the query is empty; give one, or omit it to read one query per line from stdin")
+    if args.query is not None and not search_text(args.query).strip():
+        problem = f"has nothing to search in it ({NOISE})" if args.query.strip() else "is empty"
+        raise UsageError(f"the query {problem}; give one, or omit it to read one query per line from stdin")
     with open_library(settings) as lib:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
-        queries = [args.query] if args.query is not None else (line.strip() for line in sys.stdin)
+        # Bytes, each line decoded here: whatever the locale makes of stdin, a line that is not UTF-8 is named.
+        queries = [args.query] if args.query is not None else (_stdin_line(raw, n) for n, raw in
+                                                                 enumerate(sys.stdin.buffer, 1))
         filters = _filters(args)
         for n, query in enumerate(queries, 1):
-            if not _is_text(query):
-                raise InputError("stdin", "is not UTF-8 text", n)
-            if query:
+            if query and not search_text(query).strip():
+                print(f"paperbot: warning: stdin:{n}: nothing to search in it ({NOISE}); skipped", file=sys.stderr)
+            elif query:
                 result = lib.search(query, args.k, filters)  # Chinese is searched in English (the library)
                 print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_search_text(result))
                 sys.stdout.flush()
@@ -324,7 +368,7 @@ def cmd_papers(args, settings: Settings) -> int:
             out["notice"] = notice
         print(json.dumps(out, ensure_ascii=False))
     else:
-        heading = f"{len(papers)} papers" + (f" matching {filters.describe()}" if filters else "")
+        heading = messages.count(len(papers), "paper") + (f" matching {filters.describe()}" if filters else "")
         print(notice or render_papers_text(heading, papers))
     return 0
 
@@ -376,6 +420,13 @@ def _read_text(name: str) -> str:
         raise InputError(name, f"cannot be read ({exc.strerror or exc})") from None
 
 
+def _stdin_line(raw: bytes, n: int) -> str:
+    try:
+        return raw.decode("utf-8-sig" if n == 1 else "utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise InputError("stdin", f"is not UTF-8 text (byte {raw[exc.start]:#04x})", n) from None
+
+
 def _is_text(value: str) -> bool:
     """Whether a string read from the command line or stdin was UTF-8 (undecodable bytes arrive as lone
     surrogates, which nothing downstream can encode)."""
@@ -388,7 +439,7 @@ def _is_text(value: str) -> bool:
 
 def cmd_plan(args, settings: Settings) -> int:
     from paperbot.ics import calendar
-    from retrieval.plan import check_day, plan_events, plan_for
+    from retrieval.plan import check_day, plan_events, plan_for, slots_out_of_range
 
     _check_k(args.k)
     try:
@@ -403,6 +454,9 @@ def cmd_plan(args, settings: Settings) -> int:
         _report_bundled_ingest(lib.ensure_ingested(progress=_progress_bar("ingesting bundled corpus")), settings)
         plan = plan_for(lib, text, args.k, day)
     if args.ics is not None:
+        for s in slots_out_of_range(plan):
+            print(f"paperbot: warning: {args.ics}: {s.session or s.room} left out: its time ({s.start}) is out of "
+                  "the range a calendar can hold", file=sys.stderr)
         try:
             args.ics.write_text(calendar(plan_events(plan), name=f"paperbot: {plan.query[:60]}"),
                                 encoding="utf-8", newline="")

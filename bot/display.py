@@ -76,6 +76,16 @@ def plan_summary(plan: Plan, lang: str = "en") -> list[str]:
     return [*lines, text("PLAN_COUNT", lang, papers=plan.papers, slots=len(plan.slots))]
 
 
+def plan_day(slot, lang: str = "en") -> str:  # slot: retrieval.plan.PlanSlot
+    """The heading of a plan's day, "Tue 2026-12-08" (the program's local date), or one saying the slot has no
+    time yet."""
+    starts = slot.slot.starts
+    if starts is None:
+        return text("PLAN_NO_TIME", lang)
+    weekday = text("WEEKDAYS", lang).split()[starts.weekday()]
+    return text("PLAN_DAY", lang, weekday=weekday, date=starts.date().isoformat())
+
+
 def plan_slot_heading(slot, lang: str = "en") -> str:  # slot: retrieval.plan.PlanSlot
     """"10:00–10:15 · Oral Session 2A · Hall A · ⚠ clashes with Oral Session 2B" (local times)."""
     starts, ends = slot.slot.starts, slot.slot.ends

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from bot.app.guard import bot_token, token_problem
 from paperbot.errors import PaperbotError
+from paperbot.messages import count
 from paperbot.logs import public_url
 from paperbot.settings import Settings, child_environment
 from retrieval.integrity import inspect_store
@@ -268,6 +269,8 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
         return [Check("store", False, f"there is no store yet at {where.removeprefix('the store at ')}"
                       if "server" not in where else f"{where} has no collection {r.get('collection')!r}",
                       "run `paperbot ingest`")]
+    if kind == "unusable":
+        return [Check("store", False, r["error"], "set CHROMA_PATH to a folder paperbot may create and write")]
     if kind == "mismatch":
         return [Check("store", False, r["error"], "use the same EMBEDDING_MODEL, or re-ingest into another "
                       "CHROMA_COLLECTION")]
@@ -290,23 +293,24 @@ def _store_checks(r: dict, where: str, model: str) -> list[Check]:
     if chunks == 0:
         checks.append(Check("contents", False, "the store holds no papers", "run `paperbot ingest`"))
     elif incomplete:
-        checks.append(Check("contents", False, f"{papers} papers, {chunks} chunks; {len(incomplete)} papers have "
-                            f"missing chunks (an ingest was interrupted), e.g. {', '.join(incomplete[:3])}",
-                            "run `paperbot ingest` again to finish it"))
+        have = "has" if len(incomplete) == 1 else "have"
+        checks.append(Check("contents", False, f"{count(papers, 'paper')}, {count(chunks, 'chunk')}; "
+                            f"{count(len(incomplete), 'paper')} {have} missing chunks (an ingest was interrupted), "
+                            f"e.g. {', '.join(incomplete[:3])}", "run `paperbot ingest` again to finish it"))
     else:
-        checks.append(Check("contents", True, f"{papers} papers, {chunks} chunks"))
+        checks.append(Check("contents", True, f"{count(papers, 'paper')}, {count(chunks, 'chunk')}"))
     if r["indexed"] == chunks and r["version_stable"]:
         checks.append(Check("keyword index", True, f"in sync with the store (content version {r['version']}, "
-                            f"{r['indexed']} chunks indexed)"))
+                            f"{count(r['indexed'], 'chunk')} indexed)"))
     else:
-        checks.append(Check("keyword index", False, f"{r['indexed']} chunks indexed of {chunks}; content version "
-                            f"{'stable' if r['version_stable'] else 'changed during the check'}",
+        checks.append(Check("keyword index", False, f"{count(r['indexed'], 'chunk')} indexed of {chunks}; content "
+                            f"version {'stable' if r['version_stable'] else 'changed during the check'}",
                             "an ingest may be running; check again when it has finished"))
     saved = r.get("view")
     if saved and chunks:
         if saved["state"] == "current":
-            checks.append(Check("serving view", True, f"saved at {saved['path']}, current ({saved['papers']} papers; "
-                                "a start reads it instead of rebuilding)"))
+            checks.append(Check("serving view", True, f"saved at {saved['path']}, current "
+                                f"({count(saved['papers'], 'paper')}; a start reads it instead of rebuilding)"))
         elif saved["state"] == "different":
             checks.append(Check("serving view", False, f"saved at {saved['path']} for this content version, but it "
                                 f"differs from the store ({saved['problem']})",
@@ -376,8 +380,8 @@ def check_users(settings: Settings) -> Check:
     if found.version < 1:
         return Check(name, True, f"{found.where}: reachable, no paperbot tables yet (the bot makes them when it "
                      f"starts; {found.journal})")
-    return Check(name, True, f"{found.where}: schema {found.version}, {_count(found.users, 'user')}, "
-                 f"{_count(found.saved, 'saved paper')}, {_count(found.watches, 'watch', 'watches')} ({found.journal})")
+    return Check(name, True, f"{found.where}: schema {found.version}, {count(found.users, 'user')}, "
+                 f"{count(found.saved, 'saved paper')}, {count(found.watches, 'watch', 'watches')} ({found.journal})")
 
 
 def check_token(settings: Settings) -> Check:
@@ -390,10 +394,6 @@ def check_token(settings: Settings) -> Check:
         return Check("Discord token", False, f"DISCORD_TOKEN is not shaped like a bot token ({len(token)} "
                      "characters)", "copy it again from the developer portal → Bot → Reset Token")
     return Check("Discord token", True, "well-formed (whether Discord accepts it shows at `paperbot run`)")
-
-
-def _count(n: int, noun: str, plural: str = "") -> str:
-    return f"1 {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def _probe_main() -> int:

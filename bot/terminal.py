@@ -15,6 +15,7 @@ from bot.display import (
     paper_details,
     paper_link,
     paper_title,
+    plan_day,
     plan_slot_heading,
     plan_summary,
     slot_line,
@@ -134,14 +135,6 @@ def render_plan_text(plan: Plan, lang: str = "en") -> str:
         titles = "; ".join(title_of(p.paper) for p in plan.unscheduled)
         lines += ["", *wrap(messages.text("PLAN_UNSCHEDULED", lang, titles=titles))]
     return "\n".join(lines)
-
-
-def plan_day(slot, lang: str = "en") -> str:
-    starts = slot.slot.starts
-    if starts is None:
-        return "?"
-    weekday = messages.text("WEEKDAYS", lang).split()[starts.weekday()]
-    return messages.text("PLAN_DAY", lang, weekday=weekday, date=starts.date().isoformat())
 
 
 # -- Discord messages, as `paperbot chat` shows them ------------------------------------------

@@ -34,6 +34,7 @@ from ingest.cores import on_one_core
 from ingest.sentence_rows import SNIPPETS_SUFFIX, SnippetRows
 from paperbot.errors import (
     CollectionMissingError,
+    ConfigError,
     ModelMismatchError,
     PaperbotError,
     StoreError,
@@ -569,13 +570,21 @@ def _bound_requests(client, timeout: float) -> None:
         log.warning("this chromadb version hides its HTTP session; CHROMA_TIMEOUT applies only to connecting")
 
 
+def folder_problem(path: Path) -> str | None:
+    """Why `path` can never be the store's folder (it, or a folder above it, is a file), or None."""
+    blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    return f"{blocker} is a file, not a folder" if blocker is not None else None
+
+
 def _acquire_lock(path: Path):
     from filelock import FileLock, Timeout
 
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"CHROMA_PATH={path}: cannot create the store folder ({exc.strerror})") from None
+        raise ConfigError("CHROMA_PATH", f"cannot create the store folder {path} "
+                          f"({folder_problem(path) or exc.strerror or exc}); set it to a folder paperbot may "
+                          "create and write") from None
     lock = FileLock(str(path / LOCK_NAME))
     try:
         lock.acquire(timeout=0.5)
@@ -584,4 +593,7 @@ def _acquire_lock(path: Path):
             f"the store at {path} is in use by another paperbot process. An embedded store serves one process "
             "at a time: stop the other one, or run a Chroma server (`chroma run --path DIR`) and set CHROMA_HOST "
             "so that several processes can share it.") from None
+    except OSError as exc:  # after Timeout, which is one
+        raise ConfigError("CHROMA_PATH", f"cannot write in the store folder {path} ({exc.strerror or exc}); set "
+                          "it to a folder paperbot may write") from None
     return lock

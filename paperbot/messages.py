@@ -58,6 +58,7 @@ POSTER_NUMBER = "#{number}"
 PLAN_HEADING = "Plan for: {query}"
 PLAN_COUNT = "{papers} papers in {slots} slots"
 PLAN_DAY = "{weekday} {date}"
+PLAN_NO_TIME = "Time not announced"  # the heading of the slots the program gives no time
 PLAN_CLASH = "clashes with {sessions}"
 PLAN_EMPTY = "None of the matching papers is in the program{day}."
 PLAN_EMPTY_DAY = " on {day}"
@@ -105,6 +106,7 @@ ZH = {
     "PLAN_HEADING": "日程：{query}",
     "PLAN_COUNT": "{papers} 篇论文，{slots} 个时段",
     "PLAN_DAY": "{weekday} {date}",
+    "PLAN_NO_TIME": "时间未公布",
     "PLAN_CLASH": "与 {sessions} 时间冲突",
     "PLAN_EMPTY": "匹配的论文{day}都不在日程中。",
     "PLAN_EMPTY_DAY": "在 {day}",
@@ -131,3 +133,8 @@ def singular_counts(template: str, fields: dict) -> str:
     """An English `template` with the nouns its fields count 1 in the singular ("{papers} papers" → "{papers}
     paper" when papers is 1). Only the template changes: what the fields hold is shown as it is."""
     return _COUNTED.sub(lambda m: f"{{{m[1]}}} {m[2]}{m[3]}" if fields.get(m[1]) == 1 else m[0], template)
+
+
+def count(n: int, noun: str, plural: str = "") -> str:
+    """`n` and an English noun, singular for one: "1 paper", "3 papers" (`plural` for "watch" → "watches")."""
+    return f"1 {noun}" if n == 1 else f"{n} {plural or noun + 's'}"

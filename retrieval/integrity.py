@@ -34,10 +34,12 @@ VECTOR_PAGE = 2000  # chunk vectors the store check reads between two progress l
 def inspect_store(request: dict, progress: Callable[[str], None] = lambda _: None) -> dict:
     """Open the store read-only and look at everything (runs in the child process); `progress`
     hears how far it got, now and then."""
-    from ingest.store import Store
+    from ingest.store import Store, folder_problem
 
     raw = request["store"]
     s = StoreSettings.from_wire(raw)
+    if not s.is_server and (problem := folder_problem(s.path)):
+        return {"kind": "unusable", "error": f"CHROMA_PATH={s.path} cannot be a folder: {problem}"}
     if not s.is_server and not (s.path / "chroma.sqlite3").exists():
         return {"kind": "missing", "collection": s.collection}
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from paperbot.ics import Event
@@ -162,12 +162,23 @@ def _mark_clashes(slots: Sequence[PlanSlot]) -> list[PlanSlot]:
 
 
 def _span(s: PlanSlot) -> tuple[datetime, datetime] | None:
+    """The slot's start and end; None without a start, or for a time no calendar can hold (at the edge of year
+    9999, where an hour more or the move to UTC is past the last date)."""
     slot = s.slot
     starts = slot.starts
     if starts is None:
         return None
-    ends = slot.ends or starts + DEFAULT_LENGTH
+    try:
+        ends = slot.ends or starts + DEFAULT_LENGTH
+        starts.astimezone(timezone.utc), ends.astimezone(timezone.utc)
+    except OverflowError:
+        return None
     return starts, max(ends, starts)
+
+
+def slots_out_of_range(plan: Plan) -> list[PlanSlot]:
+    """The plan's slots with a start that no calendar can hold: plan_events leaves them out."""
+    return [s for s in plan.slots if s.slot.starts is not None and _span(s) is None]
 
 
 # -- calendar events --------------------------------------------------------------------------
@@ -185,7 +196,7 @@ def paper_events(papers: Iterable[Paper], day: str = "") -> list[Event]:
 
 
 def plan_events(plan: Plan) -> list[Event]:
-    """One event per paper slot of the plan, in time order; slots without a time are left out."""
+    """One event per paper slot of the plan, in time order; slots without a time (or out of range) are left out."""
     events = []
     for s in plan.slots:
         span = _span(s)

@@ -37,8 +37,9 @@ print("torch imported:", "torch" in sys.modules, file=sys.stderr)
 """
 
 
-def run(home: Path, *args: str, stdin: str | None = None, code: str | None = None,
+def run(home: Path, *args: str, stdin: str | bytes | None = None, code: str | None = None,
         **env: str) -> subprocess.CompletedProcess:
+    """`paperbot ARGS` in a subprocess; stdin given as bytes is sent as it is (output is still text)."""
     environ = {k: v for k, v in os.environ.items()
                if not k.startswith(("CHROMA_", "EMBEDDING_", "RETRIEVAL_", "DISCORD_", "LLM_", "OPENAI_", "PAPERBOT_"))}
     environ.update(CHROMA_PATH=str(home / "chroma"), PAPERBOT_CACHE_DIR=str(home / "cache"),
@@ -46,6 +47,11 @@ def run(home: Path, *args: str, stdin: str | None = None, code: str | None = Non
                    HF_HUB_OFFLINE="1")
     environ.update(env)
     command = ["-c", code] if code is not None else ["-m", "bot.cli"]
+    if isinstance(stdin, bytes):
+        raw = subprocess.run([sys.executable, *command, *args], input=stdin, capture_output=True, env=environ,
+                             cwd=home, timeout=600)
+        return subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8", "replace"),
+                                           raw.stderr.decode("utf-8", "replace"))
     return subprocess.run([sys.executable, *command, *args], input=stdin, capture_output=True, text=True,
                           env=environ, cwd=home, timeout=600)
 
@@ -73,6 +79,14 @@ def test_search_json_contract(first_search):
     assert scores == sorted(scores, reverse=True)
     assert out["hits"][0]["label"] == "BMT"
     assert isinstance(out["hits"][0]["position"], int)
+
+
+def test_a_stdin_query_with_nothing_to_search_is_skipped_and_named(home, first_search):
+    proc = run(home, "search", "--json", "-k", "1", stdin="BMT\n?? !!\n87.43%\n")
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["query"] for line in proc.stdout.splitlines()] == ["BMT", "87.43%"]
+    assert proc.stderr.splitlines() == ["paperbot: warning: stdin:2: nothing to search in it (only punctuation, "
+                                        "emoji, mentions or greetings); skipped"]
 
 
 def test_search_reads_queries_from_stdin_as_json_lines(home, first_search):
@@ -137,6 +151,8 @@ def test_serving_and_unchanged_ingest_never_import_torch(home, first_search, arg
         (("ask", ""), {}, 2, "Please ask a question"),
         (("ask", "hi @everyone"), {}, 2, "Please ask a question"),
         (("search", "  "), {}, 2, "the query is empty"),
+        (("search", " ?? 🙂 "), {}, 2, "the query has nothing to search in it (only punctuation, emoji, mentions or "
+                                       "greetings); give one"),
         (("ask", "x"), {"EMBEDDING_MODEL": "/no/model"}, 1, "cannot load embedding model"),
     ],
 )
@@ -161,19 +177,32 @@ def test_text_that_is_not_utf8_is_one_clear_line(tmp_path):
                                                                   "text\n")
 
 
-def test_an_unexpected_failure_is_one_line_and_its_traceback_goes_to_the_log(tmp_path):
-    code = ("import sys, bot.cli as cli\n"
-            "def broken(args, settings): raise RuntimeError('deep inside')\n"
-            "cli.COMMANDS['papers'] = broken\n"
-            "sys.exit(cli.main(sys.argv[1:]))\n")
-    proc = run(tmp_path, "papers", "--author", "x", code=code)
+# PYTHONIOENCODING=utf-8:strict: stdin as Python reads it in a UTF-8 locale (the C locale escapes bad bytes).
+@pytest.mark.parametrize("io_errors", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_stdin_queries_that_are_not_utf8_are_named_by_line_in_any_locale(home, first_search, io_errors):
+    proc = run(home, "search", "--json", stdin=b"BMT\nfor \xff\xfe molecules\n", PYTHONIOENCODING=io_errors)
     assert proc.returncode == 1
-    assert proc.stderr.startswith("paperbot: error: Something went wrong on our side") and "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    log = (tmp_path / "cache" / "paperbot.log").read_text(encoding="utf-8")
-    assert "Traceback" in log and "RuntimeError: deep inside" in log
-    verbose = run(tmp_path, "-v", "papers", "--author", "x", code=code)
-    assert "RuntimeError: deep inside" in verbose.stderr  # -v shows it where the developer is looking
+    assert [json.loads(line)["query"] for line in proc.stdout.splitlines()] == ["BMT"]
+    assert proc.stderr.splitlines() == ["paperbot: error: stdin:2: is not UTF-8 text (byte 0xff)"]
+
+
+@pytest.mark.parametrize("io_errors", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_chat_refuses_a_line_that_is_not_utf8_and_goes_on_in_any_locale(home, first_search, io_errors):
+    proc = run(home, "chat", stdin=b"/related graph \xff\xfe networks\n/search BMT\n", PYTHONIOENCODING=io_errors)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("(that line is not UTF-8 text)\nSearch: BMT")
+    assert "Something went wrong" not in proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("under", ["notes.txt", "notes.txt/db"])
+def test_a_store_path_that_cannot_be_a_folder_is_a_configuration_error(tmp_path, under):
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    for command in ("search", "ingest"):
+        proc = run(tmp_path, command, *(["masks"] if command == "search" else []), CHROMA_PATH=str(tmp_path / under))
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines() == [f"paperbot: configuration error: CHROMA_PATH: cannot create the store "
+                                            f"folder {tmp_path / under} ({tmp_path}/notes.txt is a file, not a "
+                                            "folder); set it to a folder paperbot may create and write"]
 
 
 def test_empty_store_without_corpus_explains_what_to_do(tmp_path):
@@ -229,3 +258,64 @@ def test_ingest_names_ignored_fields_once_and_strict_refuses_a_bad_record(tmp_pa
     assert lenient.returncode == 0, lenient.stderr
     assert "; 1 bad record kept with its title only" in lenient.stdout
     assert "mixed.json: 1 kept with their title only (first: record 2: abstract is too short" in lenient.stderr
+
+
+# Runs `paperbot ARGS` with the `papers` command replaced by one that fails as the first line of stdin says.
+FAILING_COMMAND = """\
+import logging
+import sys
+import bot.cli
+
+def fail(args, settings):
+    kind = sys.stdin.readline().strip()
+    if kind == "warn":
+        try:
+            raise TimeoutError("slow store")
+        except TimeoutError:
+            logging.getLogger("paperbot.test").warning("the store was slow; carrying on", exc_info=True)
+        return 0
+    raise BrokenPipeError(32, "Broken pipe") if kind == "pipe" else RuntimeError("boom in the papers command")
+
+bot.cli.COMMANDS["papers"] = fail
+sys.exit(bot.cli.main(sys.argv[1:]))
+"""
+
+
+def test_an_unexpected_failure_is_one_line_and_its_traceback_goes_to_the_log(tmp_path):
+    from paperbot import messages
+
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="boom\n")
+    logfile = tmp_path / "cache" / "paperbot.log"
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [f"paperbot: error: {messages.INTERNAL_ERROR} (traceback in {logfile})"]
+    logged = logfile.read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in logged and "RuntimeError: boom in the papers command" in logged
+    verbose = run(tmp_path, "-v", "papers", code=FAILING_COMMAND, stdin="boom\n")
+    assert "Traceback (most recent call last)" in verbose.stderr
+    assert "RuntimeError: boom in the papers command" in verbose.stderr
+    assert verbose.stderr.splitlines()[-1].endswith(f"(traceback in {logfile})")
+
+
+def test_an_unexpected_failure_without_a_log_file_says_how_to_see_the_traceback(tmp_path):
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="boom\n", PAPERBOT_LOG_DIR=str(tmp_path / "a-file/logs"))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["paperbot: error: something went wrong on our side (RuntimeError); the "
+                                        "traceback is shown when the command is run again with -v"]
+    verbose = run(tmp_path, "-v", "papers", code=FAILING_COMMAND, stdin="boom\n",
+                  PAPERBOT_LOG_DIR=str(tmp_path / "a-file/logs"))
+    assert "RuntimeError: boom in the papers command" in verbose.stderr
+
+
+def test_a_closed_stdout_ends_the_command_quietly(tmp_path):
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="pipe\n")
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+
+
+def test_a_warning_with_a_traceback_is_one_line_on_stderr_and_whole_in_the_log(tmp_path):
+    proc = run(tmp_path, "papers", code=FAILING_COMMAND, stdin="warn\n")
+    assert proc.returncode == 0
+    assert proc.stderr.splitlines() == ["paperbot: WARNING: the store was slow; carrying on"]
+    logged = (tmp_path / "cache" / "paperbot.log").read_text(encoding="utf-8")
+    assert "the store was slow; carrying on" in logged and "TimeoutError: slow store" in logged

@@ -63,6 +63,9 @@ def test_papers_lists_an_author_and_suggests_near_names(home, ingested):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert [p["paper_id"] for p in out["papers"]] == ["102", "104"]
+    one = run(home, "papers", "--author", "Durand")
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.splitlines()[0] == "1 paper matching author “Durand”"
     missing = run(home, "papers", "--author", "Rodolfo")
     assert "No paper matches author “Rodolfo”." in missing.stdout and "Emanuele Rodolà" in missing.stdout
 

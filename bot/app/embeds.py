@@ -35,7 +35,7 @@ from bot.app.markdown import (
     escape,
     split_text,
 )
-from bot.display import plan_slot_heading, slot_line
+from bot.display import plan_day, plan_slot_heading, slot_line
 from paperbot import bibtex, messages
 from paperbot.language import message_language
 from paperbot.records import Paper
@@ -360,7 +360,7 @@ def plan_page(plan: Plan, page: int, lang: str = "en") -> Page:
     lines: list[str] = text.plan_summary(plan, lang)
     shown = [s for s in plan.slots if days and s.day == days[page]]
     if shown:
-        lines.append(f"**{escape(_day_name(shown[0], lang))}**")
+        lines.append(f"**{escape(plan_day(shown[0], lang))}**")
     if plan.unscheduled and page == pages - 1:
         titles = "; ".join(title_of(p.paper) for p in plan.unscheduled)
         lines.append(messages.text("PLAN_UNSCHEDULED", lang, titles=clip(titles, 1000)))
@@ -387,12 +387,6 @@ def _plan_field(s, lang: str, links: bool) -> Field:  # s: retrieval.plan.PlanSl
         score = f" · score {p.score:.2f}" if p.score is not None else ""
         rows.append(f"{number}[{name}]({url}){score}" if url else f"{number}{name}{score}")
     return Field(escape(plan_slot_heading(s, lang)), "\n".join(rows))
-
-
-def _day_name(slot, lang: str) -> str:
-    starts = slot.slot.starts
-    weekday = messages.text("WEEKDAYS", lang).split()[starts.weekday()]
-    return messages.text("PLAN_DAY", lang, weekday=weekday, date=starts.date().isoformat())
 
 
 def digest_pages(watch_id: int, topic: str, papers: Sequence[Paper], more: int, lang: str = "en") -> list[Page]:

@@ -114,6 +114,16 @@ def test_no_store_yet_says_to_ingest(tmp_path):
     assert not (tmp_path / "chroma").exists()  # the doctor does not create one
 
 
+def test_a_store_path_under_a_file_says_so_rather_than_to_ingest(tmp_path):
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    code, lines = doctor_lines(tmp_path, {"DISCORD_TOKEN": DISCORD_TOKEN,
+                                          "CHROMA_PATH": str(tmp_path / "notes.txt/db")})
+    assert code == 1
+    assert line_of(lines, "store") == (f"✗ store: CHROMA_PATH={tmp_path}/notes.txt/db cannot be a folder: "
+                                       f"{tmp_path}/notes.txt is a file, not a folder → set CHROMA_PATH to a folder "
+                                       "paperbot may create and write")
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_damaged_store_database_says_how_to_rebuild(tmp_path, store_env, damage):
     db = tmp_path / "chroma" / "chroma.sqlite3"
@@ -137,7 +147,7 @@ def test_interrupted_ingest_shows_as_papers_with_missing_chunks(tmp_path, store_
     code, lines = doctor_lines(tmp_path, store_env)
     assert code == 1
     contents = line_of(lines, "contents")
-    assert contents.startswith("✗") and "1 papers have missing chunks" in contents
+    assert contents.startswith("✗") and "1 paper has missing chunks" in contents
     assert victim.paper_id in contents and "run `paperbot ingest` again" in contents
 
 

@@ -15,7 +15,7 @@ from ingest.parse import parse_file
 from paperbot.ics import calendar, fold
 from paperbot.records import Paper, Slot
 from retrieval.library import Library
-from retrieval.plan import build_plan, check_day, plan_events, plan_for, slot_uid
+from retrieval.plan import build_plan, check_day, plan_events, plan_for, slot_uid, slots_out_of_range
 from tests.conftest import make_settings
 from tests.test_cli import run
 
@@ -160,3 +160,53 @@ def test_plan_command_prints_the_plan_and_writes_the_calendar(tmp_path, embedder
     assert "    Oral Session 2B · Tue 10:00 · Hall B" in text and "    Poster Session 3 · Wed 11:00 · #1202" in text
     bad = run(tmp_path, "plan", "x", "--day", "Tuesday")
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--day: day must be a date" in bad.stderr
+
+
+EDGE_OF_TIME = [("9999-12-31T23:30:00+00:00", ""),  # an hour's default length is past the last date
+                ("9999-12-31T20:00:00-12:00", "9999-12-31T21:00:00-12:00")]  # UTC is in year 10000
+
+
+@pytest.mark.parametrize("start, end", EDGE_OF_TIME)
+def test_a_time_no_calendar_can_hold_is_planned_but_left_out_of_the_calendar(tmp_path, start, end):
+    papers = papers_of(tmp_path)
+    edge = Slot("Oral Session 9", start, end, "Hall Z", "", "oral")
+    late = Paper(paper_id="late", source="s", position=1, abstract="", label="Late", title="Late", slots=(edge,))
+    plan = build_plan("alignment", [(papers["201"], 0.9), (late, 0.5)])
+    assert [s.session for s in slots_out_of_range(plan)] == ["Oral Session 9"]
+    assert "Oral Session 9" in render_plan_text(plan)
+    events = plan_events(plan)
+    assert [e.summary for e in events] == ["Direct Preference Optimization Without a Reference Model"] * 2
+    assert len(list(icalendar.Calendar.from_ical(calendar(events, now=NOW)).walk("VEVENT"))) == 2
+
+
+@pytest.mark.slow
+def test_plan_command_says_which_slot_the_calendar_leaves_out(tmp_path, embedder):
+    program = tmp_path / "program.jsonl"
+    program.write_text(json.dumps({
+        "id": "q1", "title": "Quantum annealing for scheduling", "type": "oral", "session": "Oral Session 9",
+        "starttime": "9999-12-31T23:30:00+00:00", "room": "Hall Z",
+        "abstract": "We study quantum annealing for scheduling problems and find better schedules than classical "
+                    "heuristics on many benchmarks."}) + "\n", encoding="utf-8")
+    with Library(make_settings(tmp_path), embedder=embedder) as lib:
+        lib.ingest([program])
+    proc = run(tmp_path, "plan", "quantum annealing", "--ics", "q.ics")
+    assert proc.returncode == 0, proc.stderr
+    assert "Quantum annealing for scheduling" in proc.stdout
+    assert proc.stderr.splitlines() == ["paperbot: warning: q.ics: Oral Session 9 left out: its time "
+                                        "(9999-12-31T23:30:00+00:00) is out of the range a calendar can hold"]
+    assert "VEVENT" not in (tmp_path / "q.ics").read_text(encoding="utf-8")
+
+
+def test_slots_without_a_time_come_last_under_a_heading_that_says_so(tmp_path):
+    from bot.app.embeds import plan_page, plan_page_count
+
+    papers = papers_of(tmp_path)
+    untimed = Slot("Poster Session 9", "", "", "Hall Z", "", "poster")
+    tba = Paper(paper_id="tba", source="s", position=1, abstract="", label="TBA", title="Reward shaping, later",
+                slots=(untimed,))
+    plan = build_plan("alignment", [(papers["201"], 0.9), (tba, 0.5)])
+    assert render_plan_text(plan).splitlines()[-3:] == ["Time not announced", "  Poster Session 9 · Hall Z",
+                                                        "      Reward shaping, later  (score 0.50)"]
+    assert "\n时间未公布\n" in render_plan_text(plan, "zh")
+    last = plan_page(plan, plan_page_count(plan) - 1)  # Discord's /plan, its last day
+    assert "**Time not announced**" in last.cards[0].description
