@@ -30,6 +30,7 @@ def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
         ("crlf.txt", f"Header\r\n\r\n{A1}\r\n\r\n{A2}\r\n", [A1, A2]),
         ("bom.txt", f"\ufeffHeader\n\n{A1}\n", [A1]),
         ("many_blank.txt", f"\n\nHeader\n\n\n\n{A1}\n   \n\n{A2}\n\n\n", [A1, A2]),
+        ("brackets.txt", f"[Draft] {{Lab}} reading list\n\n{A1}\n", [A1]),
         ("wrapped.txt", "Header\n\nWe propose a method\nthat spans two lines of the file.\n", ["We propose a method that spans two lines of the file."]),
         ("rows.jsonl", json.dumps({"id": "x1", "title": "T", "abstract": A1}) + "\n\n" + json.dumps({"abstract": A2}) + "\n", [A1, A2]),
         ("rows.csv", f'id,title,abstract,authors,url\nx1,"A title","{A1}","Ada, Bob",https://example.org/1\n', [A1]),
@@ -52,6 +53,9 @@ def test_formats_parse_to_their_abstracts(tmp_path, name, content, expected_abst
         ("binary.txt", b"\x00\x01\x02PK\x03\x04" * 50, "binary", None),
         ("bad.jsonl", json.dumps({"abstract": A1}) + "\n{not json\n", "invalid JSON", 2),
         ("list.jsonl", "[1, 2]\n", "expected a JSON object", 1),
+        # JSON saved as .txt, broken: malformed JSON, not an abstract of raw JSON.
+        ("pretty.txt", '[\n  {"title": "T",\n   "abstract": "' + A1 + '"\n', "invalid JSON", 4),
+        ("object.txt", '{\n "notes": [\n  {"title": "T", "abstract": "' + A1 + '"},\n ]\n}\n', "invalid JSON", 4),
         ("noabs.jsonl", json.dumps({"authors": ["Ada"]}) + "\n", "abstract is missing", 1),
         ("short.jsonl", json.dumps({"abstract": "too short"}) + "\n", "too short", 1),
         ("typed.jsonl", json.dumps({"abstract": A1, "title": ["a", "list"]}) + "\n", "'title' must be text", 1),
