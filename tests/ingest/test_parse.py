@@ -51,6 +51,11 @@ def test_formats_parse_to_their_abstracts(tmp_path, name, content, expected_abst
         ("header_only.txt", "NeurIPS 2026 Papers\n", "contains no abstracts", None),
         ("latin1.txt", "Header\n\nCaf\xe9 au lait is a drink people enjoy every day.\n".encode("latin-1"), "not valid UTF-8", 3),
         ("binary.txt", b"\x00\x01\x02PK\x03\x04" * 50, "binary", None),
+        ("utf16.txt", f"Header\n\n{A1}\n".encode("utf-16"),
+         "is UTF-16 (little-endian) text, not UTF-8; re-save the file as UTF-8", None),
+        ("utf16be.json", json.dumps([{"abstract": A1}]).encode("utf-16-be"), "is UTF-16 (big-endian) text", None),
+        ("utf16le.csv", f"title,abstract\nT,{A1}\n".encode("utf-16-le"), "is UTF-16 (little-endian) text", None),
+        ("utf32.jsonl", json.dumps({"abstract": A1}).encode("utf-32"), "is UTF-32 (little-endian) text", None),
         ("bad.jsonl", json.dumps({"abstract": A1}) + "\n{not json\n", "invalid JSON", 2),
         ("list.jsonl", "[1, 2]\n", "expected a JSON object", 1),
         # JSON saved as .txt, broken: malformed JSON, not an abstract of raw JSON.
