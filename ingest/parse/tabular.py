@@ -56,15 +56,16 @@ class TooManyCells(str):
 
 
 def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | TooManyCells]]:
-    """Rows of a CSV file (comma, tab or semicolon separated) whose first row names the columns."""
+    """Rows of a CSV file (comma, tab or semicolon separated) whose first row names the columns, each with the
+    line it starts on (a quoted cell may span lines)."""
     first = next((ln for ln in text.split("\n") if ln.strip()), "")
     if not first:
         raise InputError(where, "CSV file is empty (no header row)")
     delimiter = max(",\t;", key=first.count) if any(d in first for d in ",\t;") else ","
     csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        header = reader.fieldnames
+        header = next(reader, None)
     except csv.Error as exc:
         raise InputError(where, f"malformed CSV: {exc}", line=1) from None
     if not header:
@@ -80,16 +81,21 @@ def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | T
         raise InputError(where, f"CSV header has no 'abstract' or 'title' column (found: "
                          f"{', '.join(sorted(columns))[:200]})", line=1)
     lines = text.count("\n") + (not text.endswith("\n"))
-    ended = reader.line_num  # the line the previous row (or the header) ended on
-    try:
-        for row in reader:
-            if reader.line_num >= lines and reader.line_num - ended > 1 and _unclosed(text, ended, delimiter):
-                raise InputError(where, "a quote opened in this row is never closed, so the rest of the file "
-                                 "would be one cell; close it or remove it", line=ended + 1)
-            ended = reader.line_num
-            if None in row:
-                yield reader.line_num, TooManyCells("row has more fields than the header")
-                continue
-            yield reader.line_num, {k.strip().lower(): v for k, v in row.items() if k}
-    except csv.Error as exc:
-        raise InputError(where, f"malformed CSV: {exc}", line=reader.line_num) from None
+    while True:
+        start = reader.line_num + 1  # the line the next row starts on
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise InputError(where, f"malformed CSV: {exc}", line=start) from None
+        if row is None:
+            return
+        if not row:  # a blank line
+            continue
+        if reader.line_num >= lines and reader.line_num > start and _unclosed(text, start - 1, delimiter):
+            raise InputError(where, "a quote opened in this row is never closed, so the rest of the file "
+                             "would be one cell; close it or remove it", line=start)
+        if len(row) > len(header):
+            yield start, TooManyCells("row has more fields than the header")
+            continue
+        padded: list[str | None] = [*row, *[None] * (len(header) - len(row))]  # missing cells: None
+        yield start, {k.strip().lower(): v for k, v in zip(header, padded) if k}

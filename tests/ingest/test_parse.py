@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ingest.labels import derive_label, find_links
-from ingest.parse import discover, parse_file, text_id
+from ingest.parse import discover, parse_file, read_file, text_id
 from paperbot.errors import InputError
 from paperbot.settings import BUNDLED_CORPUS
 
@@ -76,6 +76,22 @@ def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message,
         discover([path]) and parse_file(path)
     assert message in str(err.value)
     assert name in str(err.value)
+    assert err.value.line == line
+
+
+@pytest.mark.parametrize("content, line", [
+    (f'id,abstract\n1,"{A1}"\n2,short\n', 3),
+    # A quoted cell spanning lines: the next rows are named by the line they start on.
+    (f'id,abstract\n1,"{A1}\nstill the first abstract"\n2,short\n', 4),
+    (f'id,abstract\n\n1,"{A1}\n\nstill the first"\n\n2,"short\n"\n', 7),
+    (f'id,abstract\n1,"{A1}\nstill the first"\n2,"short,\ncontinued"\n', 4),
+])
+def test_csv_rows_are_named_by_the_line_they_start_on(tmp_path, content, line):
+    path = write(tmp_path, "rows.csv", content + f"3,{A2}\n")
+    [skipped] = read_file(path).skipped
+    assert skipped.startswith(f"{path}:{line}: abstract is too short")
+    with pytest.raises(InputError) as err:
+        read_file(path, strict=True)
     assert err.value.line == line
 
 
