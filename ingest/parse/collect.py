@@ -12,7 +12,7 @@ from ingest.parse.decode import Records
 from ingest.parse.draft import Draft, check_abstract, check_record, draft_of, safe_id, text_id, title_only, to_paper
 from ingest.parse.merge import clean, merge, not_accepted, unwrap_note
 from ingest.parse.place import Place
-from ingest.parse.tabular import TooManyCells
+from ingest.parse.tabular import BadRow
 from paperbot.errors import InputError
 from paperbot.records import Paper
 
@@ -75,7 +75,7 @@ def collect(found: tuple[Records, bool], source: str, where: str, strict: bool =
     for line, n, rec in records:
         place = Place(where, line, None if by_line else n)
         try:
-            if isinstance(rec, TooManyCells):
+            if isinstance(rec, BadRow):
                 raise place.fail(str(rec))
             if not isinstance(rec, dict):
                 raise place.fail(f"expected a JSON object, got {type(rec).__name__}")

@@ -39,23 +39,12 @@ def text_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
 MAX_CELL_CHARS = 200 * 1024 * 1024
 
 
-def _unclosed(text: str, after_line: int, delimiter: str) -> bool:
-    """Whether the row starting after the first `after_line` lines of `text` opens a quote it never closes (csv
-    reads such a row to the end of the file): read strictly, it ends inside the quote."""
-    rest = text.split("\n", after_line)[-1] if after_line else text
-    try:
-        for _ in csv.reader(io.StringIO(rest, newline=""), delimiter=delimiter, strict=True):
-            pass
-    except csv.Error as exc:
-        return "unexpected end of data" in str(exc)
-    return False
+class BadRow(str):
+    """A CSV row that cannot be a record (more cells than the header names, quotes that join rows): skipped with
+    this reason."""
 
 
-class TooManyCells(str):
-    """A CSV row that cannot be a record (more cells than the header names): skipped with this reason."""
-
-
-def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | TooManyCells]]:
+def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
     """Rows of a CSV file (comma, tab or semicolon separated) whose first row names the columns, each with the
     line it starts on (a quoted cell may span lines)."""
     first = next((ln for ln in text.split("\n") if ln.strip()), "")
@@ -80,7 +69,7 @@ def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | T
     if not columns & (set(_ABSTRACT_KEYS) | set(_TITLE_KEYS)):
         raise InputError(where, f"CSV header has no 'abstract' or 'title' column (found: "
                          f"{', '.join(sorted(columns))[:200]})", line=1)
-    lines = text.count("\n") + (not text.endswith("\n"))
+    lines = text.split("\n")
     while True:
         start = reader.line_num + 1  # the line the next row starts on
         try:
@@ -91,11 +80,38 @@ def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | T
             return
         if not row:  # a blank line
             continue
-        if reader.line_num >= lines and reader.line_num > start and _unclosed(text, start - 1, delimiter):
-            raise InputError(where, "a quote opened in this row is never closed, so the rest of the file "
-                             "would be one cell; close it or remove it", line=start)
+        end = reader.line_num
+        if end > start or end >= len(lines) - 1:  # quotes that span lines, or the last row: checked strictly
+            problem = _misquoted(lines, start, end, row, delimiter, where)
+            if problem:
+                yield start, problem
+                continue
         if len(row) > len(header):
-            yield start, TooManyCells("row has more fields than the header")
+            yield start, BadRow("row has more fields than the header")
             continue
         padded: list[str | None] = [*row, *[None] * (len(header) - len(row))]  # missing cells: None
         yield start, {k.strip().lower(): v for k, v in zip(header, padded) if k}
+
+
+def _misquoted(lines: list[str], start: int, end: int, row: list[str], delimiter: str, where: str) -> BadRow | None:
+    """Why the row on lines `start`–`end` was read only because the csv module forgives a misplaced quote, or
+    None. Read leniently, a quote never closed runs to the end of the file, and one closed by the next
+    quote in the file (another row's) joins the rows between into one cell, both without a word: the
+    first refuses the file, the second skips the row, naming its lines."""
+    try:
+        for _ in csv.reader(io.StringIO("\n".join(lines[start - 1:end]), newline=""), delimiter=delimiter,
+                            strict=True):
+            pass
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            opened = start + sum(cell.count("\n") for cell in row[:-1])  # the cell left open is the last
+            after = sum(1 for ln in lines[opened:] if ln.strip())
+            rest = ("" if not after else ", so the line after it would be part of one cell" if after == 1
+                    else f", so the rest of the file ({after} lines) would be one cell")
+            on = "" if opened == start else f" (on line {opened})"
+            raise InputError(where, f"a quote opened in this row{on} is never closed{rest}; close it or remove it",
+                             line=opened) from None
+        if end > start:
+            return BadRow(f"lines {start}–{end} were read as one row, joined by a quoted cell that ends in the "
+                          f"middle of a cell ({exc}): a quote is probably missing; check the quotes on line {start}")
+    return None

@@ -95,6 +95,39 @@ def test_csv_rows_are_named_by_the_line_they_start_on(tmp_path, content, line):
     assert err.value.line == line
 
 
+@pytest.mark.parametrize("content, line, said", [
+    (f'id,title,abstract\nq2,"Unterminated,{A1}\nq3,Fine,{A2}\n', 2,
+     "a quote opened in this row is never closed, so the line after it would be part of one cell"),
+    (f'id,title,abstract\nq1,T,"{A1}"\n\nq2,T2,"{A2}\n\nq3,T3,{A3}\nq4,T4,{A1[:40]}\n', 4,
+     "a quote opened in this row is never closed, so the rest of the file (2 lines) would be one cell"),
+    # The quote opens on the second line of a row whose first cell spans two lines.
+    (f'title,abstract\n"Two\nlines","{A1}\nq3,{A2}\n', 3, "a quote opened in this row (on line 3) is never closed"),
+    (f'title,abstract\nT,"{A1}', 2, "a quote opened in this row is never closed; close it or remove it"),
+])
+def test_a_csv_quote_never_closed_is_reported_where_it_opened(tmp_path, content, line, said):
+    path = write(tmp_path, "quote.csv", content)
+    for strict in (False, True):
+        with pytest.raises(InputError) as err:
+            read_file(path, strict=strict)
+        assert err.value.line == line and said in str(err.value)
+
+
+def test_a_csv_quote_closed_by_another_rows_quote_skips_the_rows_it_joined_and_names_their_lines(tmp_path):
+    rows = [f'q{i},T{i},"{A1} Case {i}."' for i in range(1, 6)]
+    rows[1] = f'q2,"T2,{A2}'  # its quote is closed by the first quote of q3's row
+    path = write(tmp_path, "joined.csv", "id,title,abstract\n" + "\n".join(rows) + "\n")
+    parsed = read_file(path)
+    assert [p.title for p in parsed.papers] == ["T1", "T4", "T5"]
+    assert parsed.skipped == [f"{path}:3: lines 3–4 were read as one row, joined by a quoted cell that ends in the "
+                              "middle of a cell (',' expected after '\"'): a quote is probably missing; check the "
+                              "quotes on line 3"]
+
+
+def test_a_lenient_csv_quote_in_the_middle_of_a_cell_is_still_read(tmp_path):
+    path = write(tmp_path, "inch.csv", f'title,abstract\nA 5" screen,"{A1}"\nB,"Quoted"x {A2}\n')
+    assert [p.title for p in read_file(path).papers] == ['A 5" screen', "B"]
+
+
 def test_missing_path_is_reported(tmp_path):
     with pytest.raises(InputError, match="no such file or folder"):
         discover([tmp_path / "nope.txt"])
