@@ -141,6 +141,20 @@ def test_same_file_name_in_two_folders_is_refused(tmp_path):
         discover([tmp_path / "a", tmp_path / "b"])
 
 
+def test_the_same_file_given_twice_is_read_once(tmp_path, monkeypatch):
+    from ingest.pipeline import load_papers
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    good = write(folder, "good.jsonl", json.dumps({"id": "g1", "title": "G", "abstract": A1}) + "\n")
+    (tmp_path / "link").symlink_to(folder)
+    monkeypatch.chdir(folder)
+    for given in ([good, good], [Path("good.jsonl"), good], [folder, good], [tmp_path / "link" / "good.jsonl", good]):
+        assert [f.resolve() for f in discover(given)] == [good.resolve()]
+        loaded = load_papers(given)
+        assert [p.paper_id for p in loaded.papers] == ["g1"] and not loaded.duplicates and loaded.sources == ["good.jsonl"]
+
+
 def test_ids_are_content_derived_and_survive_reordering(tmp_path):
     first = parse_file(write(tmp_path, "a.txt", f"H\n\n{A1}\n\n{A2}\n"))
     second = parse_file(write(tmp_path, "b.txt", f"Other header\n\n{A2}\n\n{A1}\n"))
