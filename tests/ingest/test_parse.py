@@ -155,6 +155,21 @@ def test_the_same_file_given_twice_is_read_once(tmp_path, monkeypatch):
         assert [p.paper_id for p in loaded.papers] == ["g1"] and not loaded.duplicates and loaded.sources == ["good.jsonl"]
 
 
+@pytest.mark.parametrize("name, content, positions", [
+    ("extracells.csv", f'id,title,abstract\nx1,T1,"{A1}",extra\nx2,T2,"{A2}"\nx3,T3,"{A3}"\n', [2, 3]),
+    ("short.txt", f"Header\n\nToo short.\n\n{A1}\n\n{A2}\n", [2, 3]),
+    ("decided.jsonl", "\n".join(json.dumps(r) for r in [
+        {"id": "a", "abstract": A1}, {"id": "r", "status": "Reject", "abstract": A2}, {"id": "b", "abstract": A3}]),
+     [1, 3]),
+    ("repeats.json", json.dumps([{"id": "a", "type": "Oral", "abstract": A1}, {"id": "a", "type": "Poster"},
+                                 {"id": "b", "type": "Poster", "abstract": A2}, {"title": ["bad"]},
+                                 {"id": "c", "type": "Poster", "abstract": A3}]), [1, 3, 5]),
+    ("abstracts.json", json.dumps({"1": A1, "2": "", "3": A2, "4": A3}), [1, 3, 4]),
+])
+def test_positions_are_places_in_the_file_whatever_was_skipped(tmp_path, name, content, positions):
+    assert [p.position for p in parse_file(write(tmp_path, name, content))] == positions
+
+
 def test_ids_are_content_derived_and_survive_reordering(tmp_path):
     first = parse_file(write(tmp_path, "a.txt", f"H\n\n{A1}\n\n{A2}\n"))
     second = parse_file(write(tmp_path, "b.txt", f"Other header\n\n{A2}\n\n{A1}\n"))
