@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 from ingest import fields as F
 from paperbot.errors import InputError
+from paperbot.text import sentences
 
 _ABSTRACT_KEYS = F.names("abstract")
 _TITLE_KEYS = F.names("title")
@@ -21,10 +23,10 @@ def text_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
         raise InputError(where, "file is empty")
-    # The first non-blank line is the collection's header, never an abstract.
+    # The first non-blank line is the collection's header, unless it is plainly an abstract (a file without one).
     block: list[str] = []
     start = 0
-    for i in range(first + 1, len(lines) + 1):
+    for i in range(first + (0 if _opens_with_abstract(lines[first:]) else 1), len(lines) + 1):
         ln = lines[i] if i < len(lines) else ""
         if ln.strip():
             if not block:
@@ -37,6 +39,24 @@ def text_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 # A cell may be as long as a file may be (csv's default, 131,072 characters, refused long abstracts).
 MAX_CELL_CHARS = 200 * 1024 * 1024
+
+
+# A header is a line naming the collection; a first line this long, of two sentences or more, is an abstract.
+HEADER_MAX_CHARS = 100
+
+
+def _opens_with_abstract(lines: list[str]) -> bool:
+    """Whether the file's first line (`lines[0]`) begins an abstract rather than naming the collection: it is
+    long and of several sentences, or it breaks off mid-sentence (the next line goes on in lower case) in a
+    first block that is."""
+    def abstract_like(text: str) -> bool:
+        return len(text) >= HEADER_MAX_CHARS and len(sentences(text)) >= 2
+
+    head = lines[0].strip()
+    if abstract_like(head):
+        return True
+    block = [ln.strip() for ln in itertools.takewhile(str.strip, lines)]
+    return len(block) > 1 and block[1][:1].islower() and abstract_like(" ".join(block))
 
 
 class BadRow(str):

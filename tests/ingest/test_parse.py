@@ -30,6 +30,12 @@ def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
         ("crlf.txt", f"Header\r\n\r\n{A1}\r\n\r\n{A2}\r\n", [A1, A2]),
         ("bom.txt", f"\ufeffHeader\n\n{A1}\n", [A1]),
         ("many_blank.txt", f"\n\nHeader\n\n\n\n{A1}\n   \n\n{A2}\n\n\n", [A1, A2]),
+        # No header line: a first line plainly an abstract (two sentences, 100 characters or more) is kept as one.
+        ("noheader.txt", f"{A2}\n\n{A1}\n", [A2, A1]),
+        ("noheader_wrapped.txt", f"We propose a method for reading\nfiles without a header. It is long enough to count as one abstract too.\n\n{A1}\n",
+         ["We propose a method for reading files without a header. It is long enough to count as one abstract too.", A1]),
+        ("long_header.txt", f"Accepted papers, NeurIPS 2026. Collected by the lab from the site on 3 May.\n\n{A1}\n", [A1]),
+        ("header_then_abstract.txt", f"NeurIPS 2026 Papers\n{A1}\n\n{A2}\n", [A1, A2]),
         ("brackets.txt", f"[Draft] {{Lab}} reading list\n\n{A1}\n", [A1]),
         ("wrapped.txt", "Header\n\nWe propose a method\nthat spans two lines of the file.\n", ["We propose a method that spans two lines of the file."]),
         ("rows.jsonl", json.dumps({"id": "x1", "title": "T", "abstract": A1}) + "\n\n" + json.dumps({"abstract": A2}) + "\n", [A1, A2]),
