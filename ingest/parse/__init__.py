@@ -3,7 +3,7 @@
 Formats (JSON is recognised by its content, whatever the file is called, ``.txt`` included):
 
 * ``.txt`` / ``.md`` – the abstract-collection format: one header line (any
-  language), then abstracts separated by blank lines, no titles.
+  language), then abstracts separated by blank lines, no titles; a first line plainly an abstract is one.
 * ``.jsonl`` / ``.json`` – one JSON object per line, a JSON array, or an object
   holding a list (``{"notes": [...]}``, the conference site's ``{"count", "results": [...]}``).
   Each record is one of:

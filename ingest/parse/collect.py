@@ -12,7 +12,7 @@ from ingest.parse.decode import Records
 from ingest.parse.draft import Draft, check_abstract, check_record, draft_of, safe_id, text_id, title_only, to_paper
 from ingest.parse.merge import clean, merge, not_accepted, unwrap_note
 from ingest.parse.place import Place
-from ingest.parse.tabular import TooManyCells
+from ingest.parse.tabular import BadRow
 from paperbot.errors import InputError
 from paperbot.records import Paper
 
@@ -69,13 +69,13 @@ def collect(found: tuple[Records, bool], source: str, where: str, strict: bool =
     if not records:
         raise InputError(where, "contains no papers")
     out = ParsedFile(records=len(records))
-    merged: dict[str, tuple[Place, Draft]] = {}
+    merged: dict[str, tuple[Place, int, Draft]] = {}  # each paper's first record, its number, what it gave
     order: list[str | Supplement] = []  # papers (by key) and abstracts, in the order of their first record
     failures: list[InputError] = []
     for line, n, rec in records:
         place = Place(where, line, None if by_line else n)
         try:
-            if isinstance(rec, TooManyCells):
+            if isinstance(rec, BadRow):
                 raise place.fail(str(rec))
             if not isinstance(rec, dict):
                 raise place.fail(f"expected a JSON object, got {type(rec).__name__}")
@@ -96,7 +96,7 @@ def collect(found: tuple[Records, bool], source: str, where: str, strict: bool =
                     if not draft.abstract:
                         raise place.fail(f"the abstract of {draft.id[:40]!r} is empty")
                     check_abstract(draft.abstract, place)
-                    order.append(Supplement(safe_id(draft.id), draft.abstract, source, 0, place.ref()))
+                    order.append(Supplement(safe_id(draft.id), draft.abstract, source, n, place.ref()))
                     continue
                 check_record(draft, place)
             except InputError as exc:
@@ -117,16 +117,16 @@ def collect(found: tuple[Records, bool], source: str, where: str, strict: bool =
             continue
         key = draft.id or f"\x00{n}"
         if key in merged:
-            first_place, first = merged[key]
+            first_place, first_n, first = merged[key]
             if first.abstract and draft.abstract and text_id(first.abstract) != text_id(draft.abstract):
                 problem = (f"{place.ref()} repeats the id {draft.id!r} of {first_place.ref()} with a different "
                            "abstract; the first is kept")
                 if strict:
                     raise InputError(where, problem.removeprefix(where).lstrip(": ") or problem, line=line)
                 out.conflicts.append(problem)
-            merged[key] = (first_place, merge(first, draft))
+            merged[key] = (first_place, first_n, merge(first, draft))
         else:
-            merged[key] = (place, draft)
+            merged[key] = (place, n, draft)
             order.append(key)
     if failures and len(records) == 1:
         raise failures[0]
@@ -136,10 +136,12 @@ def collect(found: tuple[Records, bool], source: str, where: str, strict: bool =
         more = len(failures) - REASONS_SHOWN
         raise InputError(where, f"{len(failures)} of {len(records)} records failed, so the file is refused: "
                          f"{shown}" + (f"; and {more} more" if more > 0 else ""))
-    for position, entry in enumerate(order, start=1):
+    # A paper's position is its place in the file, the number of its first record, so that records
+    # skipped, not accepted or repeating an earlier one do not shift the papers after them.
+    for entry in order:
         if isinstance(entry, Supplement):
-            out.abstracts.append(replace(entry, position=position))
+            out.abstracts.append(entry)
         else:
-            first_place, draft = merged[entry]
-            out.papers.append(to_paper(draft, source, position, first_place))
+            first_place, first_n, draft = merged[entry]
+            out.papers.append(to_paper(draft, source, first_n, first_place))
     return out

@@ -21,15 +21,20 @@ Records = list[tuple[int | None, int, Any]]  # (line or None, record number, rec
 
 
 JSON_LINES_PROBE = 50
+# How a JSON text opens: an object with a key (or empty), an array of objects, arrays or strings, or a bracket on
+# a line of its own. No header line of an abstract collection starts like this.
+_JSON_OPENING = re.compile(r'[{\[]\s*($|["{\[\]}])')
 
 
 def looks_like_json(text: str) -> bool:
-    """A text file holding JSON (lines of objects, or an array): read as JSON, not as abstracts."""
+    """A text file holding JSON (lines of objects, or an array): read as JSON, not as abstracts, so that a
+    malformed one is reported as malformed JSON rather than read as one abstract of raw JSON."""
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     first = lines[0] if lines else ""
-    if first.startswith("{"):  # JSON lines whose first is broken are JSON lines still, refused at that line
-        return _parses(first) or _parses(text) or _json_lines(lines)
-    return first.startswith("[") and _parses(text)
+    if not first.startswith(("{", "[")):
+        return False
+    # JSON lines whose first is broken are JSON lines still, refused at that line
+    return bool(_JSON_OPENING.match(first)) or _parses(first) or _parses(text) or _json_lines(lines)
 
 
 def _json_lines(lines: list[str]) -> bool:

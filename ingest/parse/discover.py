@@ -1,4 +1,5 @@
-"""Which corpus files the paths given name: folders expanded, unreadable entries named, names kept unique."""
+"""Which corpus files the paths given name: folders expanded, unreadable entries named, names kept unique, a file
+given twice read once."""
 
 from __future__ import annotations
 
@@ -46,12 +47,16 @@ def discover_all(paths: list[Path]) -> tuple[list[Path], list[str]]:
             problem = not_a_file(path)
             raise InputError(str(path), "no such file or folder" if problem in (None, "missing") else problem)
     names: dict[str, Path] = {}
+    unique: list[Path] = []
     for f in files:
-        if f.name in names and names[f.name] != f:
+        if f.name in names:
+            if names[f.name].resolve() == f.resolve():  # the same file given twice ("a.json /abs/a.json"): read once
+                continue
             raise InputError(str(f), f"two corpus files share the name {f.name!r} ({names[f.name]}); "
                              "sources are identified by file name, rename one")
         names[f.name] = f
-    return files, unreadable
+        unique.append(f)
+    return unique, unreadable
 
 
 def not_a_file(path: Path) -> str | None:

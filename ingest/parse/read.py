@@ -43,6 +43,9 @@ def read_file(path: Path, strict: bool = False) -> ParsedFile:
         raw = path.read_bytes()
     except OSError as exc:
         raise UnreadableFile(str(path), f"cannot be read ({exc.strerror or exc})") from None
+    encoding = _wide_encoding(raw)
+    if encoding:
+        raise InputError(str(path), f"is {encoding} text, not UTF-8; re-save the file as UTF-8")
     if b"\x00" in raw[:8192]:
         raise InputError(str(path), "looks like a binary file, not text (contains NUL bytes)")
     try:
@@ -64,3 +67,24 @@ def read_file(path: Path, strict: bool = False) -> ParsedFile:
         raise InputError(where, "contains no abstracts")
     return collect((records, False), source, where, strict, by_line=True)
 
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+         (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
+
+
+def _wide_encoding(raw: bytes) -> str:
+    """The name of the encoding of text saved in UTF-16 or UTF-32 (as Windows tools save "Unicode" text), told by
+    its BOM or by the NUL byte beside every ASCII character; "" for other bytes. Such text is not binary."""
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            return name
+    sample = raw[:8192]
+    even, odd = sample[0::2], sample[1::2]
+    if len(odd) < 2:
+        return ""
+    if odd.count(0) * 4 >= len(odd) * 3 and not even.count(0):
+        return "UTF-16 (little-endian)"
+    if even.count(0) * 4 >= len(even) * 3 and not odd.count(0):
+        return "UTF-16 (big-endian)"
+    return ""

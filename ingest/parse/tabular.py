@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 from ingest import fields as F
 from paperbot.errors import InputError
+from paperbot.text import sentences
 
 _ABSTRACT_KEYS = F.names("abstract")
 _TITLE_KEYS = F.names("title")
@@ -21,10 +23,10 @@ def text_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
         raise InputError(where, "file is empty")
-    # The first non-blank line is the collection's header, never an abstract.
+    # The first non-blank line is the collection's header, unless it is plainly an abstract (a file without one).
     block: list[str] = []
     start = 0
-    for i in range(first + 1, len(lines) + 1):
+    for i in range(first + (0 if _opens_with_abstract(lines[first:]) else 1), len(lines) + 1):
         ln = lines[i] if i < len(lines) else ""
         if ln.strip():
             if not block:
@@ -39,32 +41,40 @@ def text_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
 MAX_CELL_CHARS = 200 * 1024 * 1024
 
 
-def _unclosed(text: str, after_line: int, delimiter: str) -> bool:
-    """Whether the row starting after the first `after_line` lines of `text` opens a quote it never closes (csv
-    reads such a row to the end of the file): read strictly, it ends inside the quote."""
-    rest = text.split("\n", after_line)[-1] if after_line else text
-    try:
-        for _ in csv.reader(io.StringIO(rest, newline=""), delimiter=delimiter, strict=True):
-            pass
-    except csv.Error as exc:
-        return "unexpected end of data" in str(exc)
-    return False
+# A header is a line naming the collection; a first line this long, of two sentences or more, is an abstract.
+HEADER_MAX_CHARS = 100
 
 
-class TooManyCells(str):
-    """A CSV row that cannot be a record (more cells than the header names): skipped with this reason."""
+def _opens_with_abstract(lines: list[str]) -> bool:
+    """Whether the file's first line (`lines[0]`) begins an abstract rather than naming the collection: it is
+    long and of several sentences, or it breaks off mid-sentence (the next line goes on in lower case) in a
+    first block that is."""
+    def abstract_like(text: str) -> bool:
+        return len(text) >= HEADER_MAX_CHARS and len(sentences(text)) >= 2
+
+    head = lines[0].strip()
+    if abstract_like(head):
+        return True
+    block = [ln.strip() for ln in itertools.takewhile(str.strip, lines)]
+    return len(block) > 1 and block[1][:1].islower() and abstract_like(" ".join(block))
 
 
-def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | TooManyCells]]:
-    """Rows of a CSV file (comma, tab or semicolon separated) whose first row names the columns."""
+class BadRow(str):
+    """A CSV row that cannot be a record (more cells than the header names, quotes that join rows): skipped with
+    this reason."""
+
+
+def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+    """Rows of a CSV file (comma, tab or semicolon separated) whose first row names the columns, each with the
+    line it starts on (a quoted cell may span lines)."""
     first = next((ln for ln in text.split("\n") if ln.strip()), "")
     if not first:
         raise InputError(where, "CSV file is empty (no header row)")
     delimiter = max(",\t;", key=first.count) if any(d in first for d in ",\t;") else ","
     csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        header = reader.fieldnames
+        header = next(reader, None)
     except csv.Error as exc:
         raise InputError(where, f"malformed CSV: {exc}", line=1) from None
     if not header:
@@ -79,17 +89,49 @@ def csv_records(text: str, where: str) -> Iterator[tuple[int, dict[str, Any] | T
     if not columns & (set(_ABSTRACT_KEYS) | set(_TITLE_KEYS)):
         raise InputError(where, f"CSV header has no 'abstract' or 'title' column (found: "
                          f"{', '.join(sorted(columns))[:200]})", line=1)
-    lines = text.count("\n") + (not text.endswith("\n"))
-    ended = reader.line_num  # the line the previous row (or the header) ended on
-    try:
-        for row in reader:
-            if reader.line_num >= lines and reader.line_num - ended > 1 and _unclosed(text, ended, delimiter):
-                raise InputError(where, "a quote opened in this row is never closed, so the rest of the file "
-                                 "would be one cell; close it or remove it", line=ended + 1)
-            ended = reader.line_num
-            if None in row:
-                yield reader.line_num, TooManyCells("row has more fields than the header")
+    lines = text.split("\n")
+    while True:
+        start = reader.line_num + 1  # the line the next row starts on
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise InputError(where, f"malformed CSV: {exc}", line=start) from None
+        if row is None:
+            return
+        if not row:  # a blank line
+            continue
+        end = reader.line_num
+        if end > start or end >= len(lines) - 1:  # quotes that span lines, or the last row: checked strictly
+            problem = _misquoted(lines, start, end, row, delimiter, where)
+            if problem:
+                yield start, problem
                 continue
-            yield reader.line_num, {k.strip().lower(): v for k, v in row.items() if k}
+        if len(row) > len(header):
+            yield start, BadRow("row has more fields than the header")
+            continue
+        padded: list[str | None] = [*row, *[None] * (len(header) - len(row))]  # missing cells: None
+        yield start, {k.strip().lower(): v for k, v in zip(header, padded) if k}
+
+
+def _misquoted(lines: list[str], start: int, end: int, row: list[str], delimiter: str, where: str) -> BadRow | None:
+    """Why the row on lines `start`–`end` was read only because the csv module forgives a misplaced quote, or
+    None. Read leniently, a quote never closed runs to the end of the file, and one closed by the next
+    quote in the file (another row's) joins the rows between into one cell, both without a word: the
+    first refuses the file, the second skips the row, naming its lines."""
+    try:
+        for _ in csv.reader(io.StringIO("\n".join(lines[start - 1:end]), newline=""), delimiter=delimiter,
+                            strict=True):
+            pass
     except csv.Error as exc:
-        raise InputError(where, f"malformed CSV: {exc}", line=reader.line_num) from None
+        if "unexpected end of data" in str(exc):
+            opened = start + sum(cell.count("\n") for cell in row[:-1])  # the cell left open is the last
+            after = sum(1 for ln in lines[opened:] if ln.strip())
+            rest = ("" if not after else ", so the line after it would be part of one cell" if after == 1
+                    else f", so the rest of the file ({after} lines) would be one cell")
+            on = "" if opened == start else f" (on line {opened})"
+            raise InputError(where, f"a quote opened in this row{on} is never closed{rest}; close it or remove it",
+                             line=opened) from None
+        if end > start:
+            return BadRow(f"lines {start}–{end} were read as one row, joined by a quoted cell that ends in the "
+                          f"middle of a cell ({exc}): a quote is probably missing; check the quotes on line {start}")
+    return None

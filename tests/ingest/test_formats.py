@@ -55,7 +55,9 @@ def test_site_program_collapses_repeats_and_keeps_affiliations(tmp_path):
     assert data["count"] == len(PAPERS) + 1  # the oral is listed twice
     papers = parse_file(write_json(tmp_path / "program.json", data))
     assert [p.paper_id for p in papers] == [str(p["num"]) for p in PAPERS]
-    assert [p.position for p in papers] == [1, 2, 3, 4]
+    # A paper's position is its first entry's place in the file: the oral's talk and poster are entries 1 and 2.
+    assert [r["eventtype"] for r in data["results"][:2]] == ["Oral", "Poster"]
+    assert [p.position for p in papers] == [1, 3, 4, 5]
     beta = papers[0]
     assert beta.authors == ("Émilie Durand", "Emanuele Rodolà")
     assert beta.affiliations == ("Université de Montréal", "Sapienza University of Rome")

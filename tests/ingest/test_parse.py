@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ingest.labels import derive_label, find_links
-from ingest.parse import discover, parse_file, text_id
+from ingest.parse import discover, parse_file, read_file, text_id
 from paperbot.errors import InputError
 from paperbot.settings import BUNDLED_CORPUS
 
@@ -30,6 +30,13 @@ def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
         ("crlf.txt", f"Header\r\n\r\n{A1}\r\n\r\n{A2}\r\n", [A1, A2]),
         ("bom.txt", f"\ufeffHeader\n\n{A1}\n", [A1]),
         ("many_blank.txt", f"\n\nHeader\n\n\n\n{A1}\n   \n\n{A2}\n\n\n", [A1, A2]),
+        # No header line: a first line plainly an abstract (two sentences, 100 characters or more) is kept as one.
+        ("noheader.txt", f"{A2}\n\n{A1}\n", [A2, A1]),
+        ("noheader_wrapped.txt", f"We propose a method for reading\nfiles without a header. It is long enough to count as one abstract too.\n\n{A1}\n",
+         ["We propose a method for reading files without a header. It is long enough to count as one abstract too.", A1]),
+        ("long_header.txt", f"Accepted papers, NeurIPS 2026. Collected by the lab from the site on 3 May.\n\n{A1}\n", [A1]),
+        ("header_then_abstract.txt", f"NeurIPS 2026 Papers\n{A1}\n\n{A2}\n", [A1, A2]),
+        ("brackets.txt", f"[Draft] {{Lab}} reading list\n\n{A1}\n", [A1]),
         ("wrapped.txt", "Header\n\nWe propose a method\nthat spans two lines of the file.\n", ["We propose a method that spans two lines of the file."]),
         ("rows.jsonl", json.dumps({"id": "x1", "title": "T", "abstract": A1}) + "\n\n" + json.dumps({"abstract": A2}) + "\n", [A1, A2]),
         ("rows.csv", f'id,title,abstract,authors,url\nx1,"A title","{A1}","Ada, Bob",https://example.org/1\n', [A1]),
@@ -50,8 +57,16 @@ def test_formats_parse_to_their_abstracts(tmp_path, name, content, expected_abst
         ("header_only.txt", "NeurIPS 2026 Papers\n", "contains no abstracts", None),
         ("latin1.txt", "Header\n\nCaf\xe9 au lait is a drink people enjoy every day.\n".encode("latin-1"), "not valid UTF-8", 3),
         ("binary.txt", b"\x00\x01\x02PK\x03\x04" * 50, "binary", None),
+        ("utf16.txt", f"Header\n\n{A1}\n".encode("utf-16"),
+         "is UTF-16 (little-endian) text, not UTF-8; re-save the file as UTF-8", None),
+        ("utf16be.json", json.dumps([{"abstract": A1}]).encode("utf-16-be"), "is UTF-16 (big-endian) text", None),
+        ("utf16le.csv", f"title,abstract\nT,{A1}\n".encode("utf-16-le"), "is UTF-16 (little-endian) text", None),
+        ("utf32.jsonl", json.dumps({"abstract": A1}).encode("utf-32"), "is UTF-32 (little-endian) text", None),
         ("bad.jsonl", json.dumps({"abstract": A1}) + "\n{not json\n", "invalid JSON", 2),
         ("list.jsonl", "[1, 2]\n", "expected a JSON object", 1),
+        # JSON saved as .txt, broken: malformed JSON, not an abstract of raw JSON.
+        ("pretty.txt", '[\n  {"title": "T",\n   "abstract": "' + A1 + '"\n', "invalid JSON", 4),
+        ("object.txt", '{\n "notes": [\n  {"title": "T", "abstract": "' + A1 + '"},\n ]\n}\n', "invalid JSON", 4),
         ("noabs.jsonl", json.dumps({"authors": ["Ada"]}) + "\n", "abstract is missing", 1),
         ("short.jsonl", json.dumps({"abstract": "too short"}) + "\n", "too short", 1),
         ("typed.jsonl", json.dumps({"abstract": A1, "title": ["a", "list"]}) + "\n", "'title' must be text", 1),
@@ -70,6 +85,55 @@ def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message,
     assert err.value.line == line
 
 
+@pytest.mark.parametrize("content, line", [
+    (f'id,abstract\n1,"{A1}"\n2,short\n', 3),
+    # A quoted cell spanning lines: the next rows are named by the line they start on.
+    (f'id,abstract\n1,"{A1}\nstill the first abstract"\n2,short\n', 4),
+    (f'id,abstract\n\n1,"{A1}\n\nstill the first"\n\n2,"short\n"\n', 7),
+    (f'id,abstract\n1,"{A1}\nstill the first"\n2,"short,\ncontinued"\n', 4),
+])
+def test_csv_rows_are_named_by_the_line_they_start_on(tmp_path, content, line):
+    path = write(tmp_path, "rows.csv", content + f"3,{A2}\n")
+    [skipped] = read_file(path).skipped
+    assert skipped.startswith(f"{path}:{line}: abstract is too short")
+    with pytest.raises(InputError) as err:
+        read_file(path, strict=True)
+    assert err.value.line == line
+
+
+@pytest.mark.parametrize("content, line, said", [
+    (f'id,title,abstract\nq2,"Unterminated,{A1}\nq3,Fine,{A2}\n', 2,
+     "a quote opened in this row is never closed, so the line after it would be part of one cell"),
+    (f'id,title,abstract\nq1,T,"{A1}"\n\nq2,T2,"{A2}\n\nq3,T3,{A3}\nq4,T4,{A1[:40]}\n', 4,
+     "a quote opened in this row is never closed, so the rest of the file (2 lines) would be one cell"),
+    # The quote opens on the second line of a row whose first cell spans two lines.
+    (f'title,abstract\n"Two\nlines","{A1}\nq3,{A2}\n', 3, "a quote opened in this row (on line 3) is never closed"),
+    (f'title,abstract\nT,"{A1}', 2, "a quote opened in this row is never closed; close it or remove it"),
+])
+def test_a_csv_quote_never_closed_is_reported_where_it_opened(tmp_path, content, line, said):
+    path = write(tmp_path, "quote.csv", content)
+    for strict in (False, True):
+        with pytest.raises(InputError) as err:
+            read_file(path, strict=strict)
+        assert err.value.line == line and said in str(err.value)
+
+
+def test_a_csv_quote_closed_by_another_rows_quote_skips_the_rows_it_joined_and_names_their_lines(tmp_path):
+    rows = [f'q{i},T{i},"{A1} Case {i}."' for i in range(1, 6)]
+    rows[1] = f'q2,"T2,{A2}'  # its quote is closed by the first quote of q3's row
+    path = write(tmp_path, "joined.csv", "id,title,abstract\n" + "\n".join(rows) + "\n")
+    parsed = read_file(path)
+    assert [p.title for p in parsed.papers] == ["T1", "T4", "T5"]
+    assert parsed.skipped == [f"{path}:3: lines 3–4 were read as one row, joined by a quoted cell that ends in the "
+                              "middle of a cell (',' expected after '\"'): a quote is probably missing; check the "
+                              "quotes on line 3"]
+
+
+def test_a_lenient_csv_quote_in_the_middle_of_a_cell_is_still_read(tmp_path):
+    path = write(tmp_path, "inch.csv", f'title,abstract\nA 5" screen,"{A1}"\nB,"Quoted"x {A2}\n')
+    assert [p.title for p in read_file(path).papers] == ['A 5" screen', "B"]
+
+
 def test_missing_path_is_reported(tmp_path):
     with pytest.raises(InputError, match="no such file or folder"):
         discover([tmp_path / "nope.txt"])
@@ -81,6 +145,35 @@ def test_same_file_name_in_two_folders_is_refused(tmp_path):
         write(tmp_path / d, "same.txt", f"H\n\n{A1}\n")
     with pytest.raises(InputError, match="share the name"):
         discover([tmp_path / "a", tmp_path / "b"])
+
+
+def test_the_same_file_given_twice_is_read_once(tmp_path, monkeypatch):
+    from ingest.pipeline import load_papers
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    good = write(folder, "good.jsonl", json.dumps({"id": "g1", "title": "G", "abstract": A1}) + "\n")
+    (tmp_path / "link").symlink_to(folder)
+    monkeypatch.chdir(folder)
+    for given in ([good, good], [Path("good.jsonl"), good], [folder, good], [tmp_path / "link" / "good.jsonl", good]):
+        assert [f.resolve() for f in discover(given)] == [good.resolve()]
+        loaded = load_papers(given)
+        assert [p.paper_id for p in loaded.papers] == ["g1"] and not loaded.duplicates and loaded.sources == ["good.jsonl"]
+
+
+@pytest.mark.parametrize("name, content, positions", [
+    ("extracells.csv", f'id,title,abstract\nx1,T1,"{A1}",extra\nx2,T2,"{A2}"\nx3,T3,"{A3}"\n', [2, 3]),
+    ("short.txt", f"Header\n\nToo short.\n\n{A1}\n\n{A2}\n", [2, 3]),
+    ("decided.jsonl", "\n".join(json.dumps(r) for r in [
+        {"id": "a", "abstract": A1}, {"id": "r", "status": "Reject", "abstract": A2}, {"id": "b", "abstract": A3}]),
+     [1, 3]),
+    ("repeats.json", json.dumps([{"id": "a", "type": "Oral", "abstract": A1}, {"id": "a", "type": "Poster"},
+                                 {"id": "b", "type": "Poster", "abstract": A2}, {"title": ["bad"]},
+                                 {"id": "c", "type": "Poster", "abstract": A3}]), [1, 3, 5]),
+    ("abstracts.json", json.dumps({"1": A1, "2": "", "3": A2, "4": A3}), [1, 3, 4]),
+])
+def test_positions_are_places_in_the_file_whatever_was_skipped(tmp_path, name, content, positions):
+    assert [p.position for p in parse_file(write(tmp_path, name, content))] == positions
 
 
 def test_ids_are_content_derived_and_survive_reordering(tmp_path):

@@ -96,6 +96,22 @@ def test_reordering_moves_papers_without_embedding(lib, tmp_path):
     assert positions["BMT"] == 4 and positions["AlphaPareto"] == 1
 
 
+def test_a_record_skipped_before_others_moves_them_to_their_place_without_embedding(lib, tmp_path):
+    path = tmp_path / "c" / "rows.csv"
+    path.parent.mkdir()
+    rows = [f'x{i},T{i},"{a}"' for i, a in enumerate(ABSTRACTS[:3], start=2)]
+    path.write_text("id,title,abstract\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    lib.ingest([path])
+    assert {pid: pos for pid, (_, pos, _) in stored(lib).items()} == {"x2": 1, "x3": 2, "x4": 3}
+    embedded = lib.embedder.encoded
+    path.write_text("id,title,abstract\nx1,,too short\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    summary = lib.ingest([path])
+    assert (summary.added, summary.updated, summary.removed, summary.unchanged, summary.moved) == (0, 0, 0, 3, 3)
+    assert lib.embedder.encoded == embedded
+    assert {pid: pos for pid, (_, pos, _) in stored(lib).items()} == {"x2": 2, "x3": 3, "x4": 4}
+    assert lib.paper("x2").position == 2
+
+
 def test_other_sources_are_untouched(lib, tmp_path):
     folder = tmp_path / "c"
     a = corpus_file(folder, "a.txt", ABSTRACTS[:2])
