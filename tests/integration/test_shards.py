@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import selectors
 import signal
 import subprocess
 import sys
@@ -36,7 +36,9 @@ class Worker:
 
     def _reply(self) -> dict:
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], REPLY_TIMEOUT)
+        with selectors.DefaultSelector() as waiting:  # epoll: select() refuses descriptors past 1024
+            waiting.register(self.proc.stdout, selectors.EVENT_READ)
+            ready = waiting.select(REPLY_TIMEOUT)
         line = self.proc.stdout.readline() if ready else ""
         if not line:
             self.proc.kill()
