@@ -24,6 +24,8 @@ Printed per set (and per kind with --kinds):
 
     .venv/bin/python -m benchmarks.answer_bench [--workdir DIR] [--sets shared-dev,neurips24-dev] [--kinds]
         [--verbose] [--rows FILE]
+
+RETRIEVAL_* variables reach the stores' settings (RETRIEVAL_MIN_ANSWERED=0: without the question-level check).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.common import DATA, REPO
+from benchmarks.common import DATA, REPO, retrieval_env
 from benchmarks.shapes import PAPERS, flat_record
 from bot.runtime import open_library
 from paperbot.settings import Settings
@@ -55,7 +57,8 @@ from retrieval.types import Answer
 SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
-SETS = ("shared-dev", "neurips24-dev", "neurips24-test", "own-dev", "own-test")
+NEURIPS_MORE = DATA / "neurips2024_questions_more.jsonl"  # a second round of readers' questions, dev only
+SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-test", "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
 
@@ -73,10 +76,12 @@ def shared_dev(lib: Library) -> list[dict]:
     return items
 
 
-def neurips(lib: Library, split: str) -> list[dict]:
+def neurips(lib: Library, split: str, more: bool = False) -> list[dict]:
+    """The real-paper questions of one split (`more`: the second round's, all dev)."""
     ids = {p.paper_id for p in lib.papers()}
     items = []
-    for line in NEURIPS_SET.read_text(encoding="utf-8").splitlines():
+    path = NEURIPS_MORE if more else NEURIPS_SET
+    for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         d = json.loads(line)
@@ -85,7 +90,7 @@ def neurips(lib: Library, split: str) -> list[dict]:
         gold = {g["paper_id"]: g["answers"] for g in d["gold"]}
         missing = [g for g in gold if g not in ids]
         if missing:
-            raise SystemExit(f"{NEURIPS_SET.name}: {d['q']!r} names papers not in the store: {missing}")
+            raise SystemExit(f"{path.name}: {d['q']!r} names papers not in the store: {missing}")
         items.append({"q": d["q"], "kind": d["kind"], "gold": list(gold), "answers": gold})
     return items
 
@@ -130,7 +135,8 @@ def library_for(workdir: Path, name: str) -> Iterator[Library]:
             fixtures.write_text("".join(json.dumps(flat_record(p)) + "\n" for p in PAPERS))
             paths.append(fixtures)
     root = workdir / name
-    settings = Settings.from_env({"CHROMA_PATH": str(root / "chroma"), "PAPERBOT_CACHE_DIR": str(root / "cache")})
+    settings = Settings.from_env({**retrieval_env(), "CHROMA_PATH": str(root / "chroma"),
+                                  "PAPERBOT_CACHE_DIR": str(root / "cache")})
     with open_library(settings) as lib:
         lib.ingest(paths)
         yield lib
@@ -229,7 +235,10 @@ def run(workdir: Path, sets: list[str]) -> list[dict]:
     if splits:
         with library_for(workdir, "neurips24") as lib:
             for s in splits:
-                rows += score(lib, neurips(lib, s.removeprefix("neurips24-")), s)
+                if s == "neurips24-dev2":
+                    rows += score(lib, neurips(lib, "dev", more=True), s)
+                else:
+                    rows += score(lib, neurips(lib, s.removeprefix("neurips24-")), s)
     for s in (s for s in sets if s.startswith("own-")):
         with library_for(workdir, "own") as lib:
             rows += score(lib, own(s.removeprefix("own-")), s)

@@ -32,6 +32,12 @@ def bundled_questions() -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def retrieval_env() -> dict[str, str]:
+    """The RETRIEVAL_* variables of this process, for a benchmark's own settings: `RETRIEVAL_MIN_ANSWERED=0` measures
+    the answers without the question-level check, in the same run as with it."""
+    return {k: v for k, v in os.environ.items() if k.startswith("RETRIEVAL_")}
+
+
 def percentile(values: list[float], p: float) -> float:
     """The `p`-th percentile (0-100) of `values`, nearest rank."""
     values = sorted(values)

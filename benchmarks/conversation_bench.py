@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.common import REPO
+from benchmarks.common import REPO, retrieval_env
 from benchmarks.shapes import program, write_json
 from bot.app.client import PaperBot
 from bot.app.embeds import title_of
@@ -194,8 +194,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         prog = write_json(Path(tmp) / "program" / "program.json", program()).parent
         stores = {
-            "bundled": Settings.from_env({"CHROMA_PATH": f"{tmp}/b/chroma", "PAPERBOT_CACHE_DIR": f"{tmp}/b/cache"}),
-            "program": Settings.from_env({"CHROMA_PATH": f"{tmp}/p/chroma", "PAPERBOT_CACHE_DIR": f"{tmp}/p/cache",
+            "bundled": Settings.from_env({**retrieval_env(), "CHROMA_PATH": f"{tmp}/b/chroma",
+                                          "PAPERBOT_CACHE_DIR": f"{tmp}/b/cache"}),
+            "program": Settings.from_env({**retrieval_env(), "CHROMA_PATH": f"{tmp}/p/chroma",
+                                          "PAPERBOT_CACHE_DIR": f"{tmp}/p/cache",
                                           "PAPERBOT_CORPUS": f"{BUNDLED_CORPUS}:{prog}"}),
         }
         if not args.skip_conversations:

@@ -16,6 +16,8 @@
     claims_for_paper(text)  whether a sentence speaks for its paper ("we", "our", "this paper"): its contribution
     asks_quantity(text)     whether a question asks for a number ("how much faster …?", "what accuracy …?")
     states_number(text)     whether a sentence states a number (a result, a count, a percentage)
+    names(text)             the words of a question that name something (DBSCAN, LLaVA, Mamba, 19x19)
+    says_name(name, text)   whether a text says a name (case and plural aside; an acronym by its initials too)
 
 A threshold calibrated on one splitter or stemmer means nothing under another: nothing else in
 paperbot splits sentences, stems words or keeps a stopword list of its own.
@@ -193,6 +195,45 @@ def asks_quantity(text: str) -> bool:
 def states_number(text: str) -> bool:
     """Whether a sentence states a number (a result, a count, a percentage)."""
     return bool(_NUMBER.search(text))
+
+
+_NAME_WORD = re.compile(r"[^\W_]+")
+
+
+def names(text: str) -> list[str]:
+    """The words of a question that name something: two capitals or more (DBSCAN, LLaVA, DeepMind), letters
+    and digits together (19x19, GPT4), a capital after the first word (Mamba, Go). A paraphrase changes a
+    question's common words, rarely its names."""
+    out = []
+    for i, m in enumerate(_NAME_WORD.finditer(text)):
+        w = m.group(0)
+        if w.lower() in STOPWORDS or len(w) < 2 or not w.isascii():
+            continue
+        capitals = sum(c.isupper() for c in w)
+        mixed = any(c.isdigit() for c in w) and any(c.isalpha() for c in w)
+        if capitals >= 2 or mixed or (i > 0 and w[0].isupper()):
+            out.append(w)
+    return out
+
+
+def says_name(name: str, text: str) -> bool:
+    """Whether `text` says `name` as a word, case and a plural aside ("LLMs" says "LLM", "Mamba-based" "Mamba");
+    an acronym also by the initials of consecutive words ("large language models" says "LLM")."""
+    bare = name[:-1] if len(name) > 2 and name.endswith("s") and name[:-1].isupper() else name
+    low = bare.lower()
+    if re.search(r"(?<![^\W_])" + re.escape(low) + r"(?:s|es)?(?![^\W_])", text.lower()):
+        return True
+    letters = low if bare.isupper() and bare.isalpha() and len(bare) <= 6 else ""
+    if not letters:
+        return False
+    return _spelled(letters, words(text))
+
+
+def _spelled(letters: str, text_words: list[str]) -> bool:
+    """Whether consecutive words of the text (stopwords between them allowed) start with `letters` in order."""
+    content = [w for w in text_words if w not in STOPWORDS]
+    n = len(letters)
+    return any("".join(w[0] for w in content[i:i + n]) == letters for i in range(len(content) - n + 1))
 
 
 # -- control characters ---------------------------------------------------------------------------------

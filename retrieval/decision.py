@@ -11,6 +11,14 @@ follows the corpus size. A paper is cited when that probability reaches RETRIEVA
 a cited paper, 0.3 of its probability: retrieval/search.py `RELATIVE`); with an LLM configured, papers
 reaching RETRIEVAL_LLM_MIN_CONFIDENCE are passed to it, and the model's own "the passages do not say" is the
 abstention (retrieval/qa.py).
+
+Whether the question is answered at all is decided once more, for the paper that would be cited first
+(`QuestionEvidence`, `answered`): a second logistic model fitted on the same questions, one row a question,
+reads that paper's evidence and probability with two signals computed for it alone (retrieval/support.py): how
+much of the question's vocabulary, word by word in context, the paper speaks to, and whether it never says one
+of the question's names. It tells a near miss (the paper shares the topic but not what is asked) from a
+paraphrase, which the per-paper model, fitted to rank papers within a question, weighs little. A question whose
+first paper falls below RETRIEVAL_MIN_ANSWERED is abstained on; follow-ups about papers already cited skip it.
 """
 
 from __future__ import annotations
@@ -26,13 +34,10 @@ if TYPE_CHECKING:
 # Fitted by benchmarks/calibrate_answers.py on the dev splits of the readers' sets; feature order as FEATURES.
 FEATURES = ("lead", "gap", "fused", "answer", "answer_lead", "coverage", "missing", "dense", "cosine",
             "sentence_coverage", "missing_known", "terms", "complement", "answer_margin", "dense_margin")
-MEAN = (0.0000, 0.0000, 0.0000, 0.6086, -0.3693, 0.3318, 0.2198, 0.3996, 0.4118, 0.2878, 0.1729, 0.0000, 0.4051,
-        -0.2945, -0.1367)
-SCALE = (1.0000, 1.0000, 1.0000, 0.3003, 0.3130, 0.2546, 0.1249, 0.1605, 0.1567, 0.2372, 0.1073, 1.0000, 0.2563,
-         0.4356, 0.1850)
-WEIGHTS = (0.0000, 0.0000, 0.0000, 0.4279, 0.9282, 1.0522, 0.1859, -0.1922, 0.6210, 0.1261, -0.0512, 0.0000, -0.7988,
-           1.7726, 1.5744)
-BIAS = -6.0179
+MEAN = (0.0000, 0.0000, 0.0000, 0.6219, -0.3136, 0.3259, 0.2109, 0.4158, 0.4260, 0.2854, 0.1682, 0.0000, 0.3690, -0.2523, -0.1275)
+SCALE = (1.0000, 1.0000, 1.0000, 0.2608, 0.2822, 0.2196, 0.1060, 0.1457, 0.1412, 0.2035, 0.0925, 1.0000, 0.2193, 0.3812, 0.1717)
+WEIGHTS = (0.0000, 0.0000, 0.0000, 0.6198, 0.7980, 1.4248, -0.0034, -0.9491, 0.8341, -0.6310, 0.0550, 0.0000, -0.9849, 1.5015, 1.5731)
+BIAS = -6.1072
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,38 @@ def confidence(e: Evidence, weights: Sequence[float] = WEIGHTS, bias: float = BI
                mean: Sequence[float] = MEAN, scale: Sequence[float] = SCALE) -> float:
     """The probability that the paper answers the question (the fitted logistic model)."""
     z = bias + sum(w * (x - m) / s for w, x, m, s in zip(weights, e.vector(), mean, scale))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+# Fitted by benchmarks/calibrate_answers.py (the question-level model); feature order as QUESTION_FEATURES.
+QUESTION_FEATURES = ("answer", "coverage", "missing", "dense", "cosine", "sentence_coverage",
+                     "missing_known", "complement", "answer_margin", "dense_margin", "logit", "support", "unnamed")
+QUESTION_MEAN = (1.0687, 0.7005, 0.1366, 0.6220, 0.6309, 0.6121, 0.1036, 0.0000, 0.4129, 0.1639, 3.3967, 0.7384, 0.0569)
+QUESTION_SCALE = (0.2199, 0.2096, 0.0973, 0.1189, 0.1050, 0.2237, 0.0739, 1.0000, 0.2214, 0.1043, 2.6417, 0.0969, 0.2317)
+QUESTION_WEIGHTS = (-0.3961, -0.1793, -0.1051, -0.2825, -0.3014, -0.4631, -0.4295, 0.0000, 0.7771, -0.0283, 0.9840, 1.3456, -0.3679)
+QUESTION_BIAS = 2.9869
+
+
+@dataclass(frozen=True)
+class QuestionEvidence:
+    """The question-level model's inputs: the first paper's evidence and probability, and how much of the question
+    it speaks to (retrieval/support.py)."""
+
+    paper: Evidence
+    probability: float
+    support: float  # the IDF-weighted mean of each question word's best match among its tokens, in context
+    unnamed: float  # 1 when it never says one of the question's names
+
+    def vector(self) -> tuple[float, ...]:
+        p = min(max(self.probability, 1e-6), 1 - 1e-6)
+        values = {"logit": math.log(p / (1 - p)), "support": self.support, "unnamed": self.unnamed}
+        return tuple(values[name] if name in values else getattr(self.paper, name) for name in QUESTION_FEATURES)
+
+
+def answered(q: QuestionEvidence, weights: Sequence[float] = QUESTION_WEIGHTS, bias: float = QUESTION_BIAS,
+             mean: Sequence[float] = QUESTION_MEAN, scale: Sequence[float] = QUESTION_SCALE) -> float:
+    """The probability that the question is answered by the paper that would be cited first."""
+    z = bias + sum(w * (x - m) / s for w, x, m, s in zip(weights, q.vector(), mean, scale))
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 

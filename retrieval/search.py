@@ -9,7 +9,9 @@ SciFact this beats reciprocal-rank fusion (see docs/benchmarks.md).
 Abstention: a paper counts as relevant when the probability that it answers
 (retrieval/decision.py, from its rank score, its best sentence's, its share of
 the question's terms and its margins over the others) reaches
-RETRIEVAL_MIN_CONFIDENCE. When no candidate is relevant the result abstains but
+RETRIEVAL_MIN_CONFIDENCE, and the paper cited first passes the question-level
+check (`answered`, reading the question word by word: retrieval/support.py) at
+RETRIEVAL_MIN_ANSWERED. When no candidate is relevant the result abstains but
 still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
 searched (paperbot.text.search_text).
@@ -21,7 +23,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +36,8 @@ from paperbot.settings import RetrievalSettings
 from paperbot.text import asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import content_tokens, tokenize
-from retrieval.decision import confidence, evidence
+from retrieval.decision import QuestionEvidence, answered, confidence, evidence
+from retrieval.support import PaperTokens, question_words, support, unnamed
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
@@ -85,6 +88,7 @@ class Retriever:
         self._lock = threading.Lock()
         self._sentence_cache: OrderedDict[str, tuple[list[Quote], np.ndarray]] = OrderedDict()
         self._sentence_version = ""
+        self._tokens = PaperTokens(embedder)
 
     # -- the serving view: read from its file, or rebuilt when the store's content version changes ----
 
@@ -277,9 +281,29 @@ class Retriever:
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
         ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
         hits = self._with_quotes(view, ranked, query, qvec)
+        question = chance = None
+        # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing
+        if within is None and self.settings.min_answered > 0 and any(h.relevant for h in hits):
+            question = self._question_evidence(view, hits, query)
+            chance = None if question is None else answered(question)
+            if chance is not None and chance < self.settings.min_answered:
+                hits = [replace(h, relevant=False) for h in hits]
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
-        return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters)
+        return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
+                            question=question, answered=chance)
+
+    def _question_evidence(self, view: CorpusView, hits: list[Hit], query: str) -> QuestionEvidence | None:
+        """What the question-level model reads of the paper that would be cited first (None: nothing to read)."""
+        first = max((h for h in hits if h.relevant and h.evidence is not None and h.confidence is not None),
+                    key=lambda h: h.confidence or 0.0, default=None)
+        if first is None or first.evidence is None or first.confidence is None:
+            return None
+        words = question_words(self.embedder, query[:MAX_QUERY_CHARS], view.keyword.idf)
+        if words is None:
+            return None
+        return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
+                                unnamed(words, first.paper))
 
     def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper `reach` sees passing `filters`, orals first, then by title."""

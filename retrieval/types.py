@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from paperbot import bibtex
 from paperbot.records import Paper
-from retrieval.decision import Evidence
+from retrieval.decision import Evidence, QuestionEvidence
 from retrieval.filters import Filters
 
 
@@ -76,6 +76,8 @@ class SearchResult:
     reason: str = ""
     filters: Filters | None = None  # the metadata filters the candidates were restricted to
     notice: str = ""  # shown instead of the usual abstention: the filters matched no paper, and nearest values
+    question: QuestionEvidence | None = None  # what the question-level check read (None: not made)
+    answered: float | None = None  # its probability that the question is answered (retrieval/decision.py)
 
     def to_json(self) -> dict:
         out = {"query": self.query, "abstained": self.abstained, "hits": [h.to_json() for h in self.hits]}

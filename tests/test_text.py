@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from paperbot.text import clean_question, content_words, readable, sentences, split_sentences, stem, strip_control
+from paperbot.text import (clean_question, content_words, names, readable, says_name, sentences, split_sentences, stem,
+                           strip_control)
 
 
 @pytest.mark.parametrize(
@@ -93,3 +94,29 @@ def test_no_module_but_the_toolkit_spells_out_a_cjk_range():
              for path in sorted((repo / package).rglob("*.py")) if path != repo / "paperbot" / "text.py"
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if spelled.search(line)]
     assert not found, f"a CJK range outside paperbot/text.py: {found}"
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("a Mamba-based backbone for 3D point cloud segmentation", ["Mamba", "3D"]),
+    ("is there a differentially private version of DBSCAN clustering?", ["DBSCAN"]),
+    ("defending vision-language models such as LLaVA", ["LLaVA"]),
+    ("Which paper plays Go on a 19x19 board?", ["Go", "19x19"]),
+    ("How do people fine-tune by masking weights?", []),  # the first word's capital names nothing
+    ("what is the 最佳 model", []),
+])
+def test_names_are_acronyms_inner_capitals_digits_and_capitals_after_the_first_word(question, expected):
+    assert names(question) == expected
+
+
+@pytest.mark.parametrize("name, text, said", [
+    ("LLMs", "we study large language models", True),  # an acronym by its words' initials, plural aside
+    ("LLM", "an LLM-based agent", True),
+    ("Mamba", "a Mamba-based backbone", True),
+    ("Go", "the game of go and chess", True),
+    ("DBSCAN", "we privatise k-means clustering", False),
+    ("Go", "a good policy", False),  # a word that starts with the name is another word
+    ("SFT", "supervised fine-tuning", True),
+    ("RL", "real life", True),  # initials can meet by chance: a name the paper does not say reads as said
+])
+def test_a_name_is_said_as_a_word_in_any_case_or_by_its_initials(name, text, said):
+    assert says_name(name, text) is said

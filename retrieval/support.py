@@ -1,0 +1,106 @@
+"""How much of a question one paper speaks to, word by word: what the question-level decision reads.
+
+A near miss shares a paper's topic and asks for one thing the paper does not do ("a Mamba backbone for point
+clouds" of a point-cloud paper without Mamba). Sentence vectors blur that one word into the topic; here each of
+the question's content words, read in its context, is matched with the paper's tokens in theirs (BERTScore's
+recall), and the matches are averaged with the words' IDF as weights, so a rare word the paper never speaks to
+counts most. Names ("DBSCAN", "LLaVA") are checked by their letters too: a paraphrase changes a question's common
+words, rarely its names.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from paperbot.protocols import TextEmbedder
+from paperbot.records import Paper
+from paperbot.text import STOPWORDS, names, says_name, sentences
+from retrieval.keyword import content_tokens
+
+_WORD = re.compile(r"[^\W_]+")
+CACHED_PAPERS = 256  # papers whose token vectors are kept (float16, about 200 KB each)
+
+
+@dataclass(frozen=True)
+class QuestionWords:
+    """A question's content words: their character spans, IDF weights and vectors read in context."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    weights: np.ndarray
+    vectors: np.ndarray  # (words, dimension), unit rows
+    names: tuple[str, ...]
+
+
+def question_words(embedder: TextEmbedder, text: str, idf: Callable[[str], float]) -> QuestionWords | None:
+    """The question's content words (stopwords and framing words left out), or None when it has none."""
+    found = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        tokens = content_tokens(word)
+        if word.lower() in STOPWORDS or not tokens or (len(word) < 2 and not word.isdigit()):
+            continue
+        found.append((m.start(), m.end(), max(idf(t) for t in tokens)))
+    if not found:
+        return None
+    ((token_spans, token_vectors),) = embedder.encode_tokens([text])
+    starts = np.array([a for a, _ in token_spans], dtype=np.int64)
+    ends = np.array([b for _, b in token_spans], dtype=np.int64)
+    spans, weights, vectors = [], [], []
+    for a, b, weight in found:
+        inside = (starts >= a) & (ends <= b)
+        if not inside.any():  # past the model's window
+            continue
+        v = token_vectors[inside].mean(axis=0)
+        vectors.append(v / (np.linalg.norm(v) or 1.0))
+        spans.append((a, b))
+        weights.append(weight)
+    if not spans:
+        return None
+    return QuestionWords(text, tuple(spans), np.array(weights, dtype=np.float32),
+                         np.array(vectors, dtype=np.float32), tuple(names(text)))
+
+
+class PaperTokens:
+    """Each paper's token vectors (title and abstract sentences, each read in context), LRU-cached."""
+
+    def __init__(self, embedder: TextEmbedder, size: int = CACHED_PAPERS) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, paper: Paper) -> np.ndarray:
+        key = (paper.paper_id, paper.content_hash)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        texts = [t for t in [paper.title or paper.label, *sentences(paper.abstract)] if t.strip()]
+        rows = [v for _, v in self.embedder.encode_tokens(texts) if len(v)]
+        tokens = (np.concatenate(rows) if rows else np.zeros((0, self.embedder.dimension))).astype(np.float16)
+        with self._lock:
+            self._cache[key] = tokens
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
+        return tokens
+
+
+def support(words: QuestionWords, tokens: np.ndarray) -> float:
+    """The IDF-weighted mean, over the question's words, of each word's best match among the paper's tokens."""
+    if not tokens.size:
+        return 0.0
+    best = (words.vectors @ tokens.astype(np.float32).T).max(axis=1)
+    return float((words.weights * best).sum() / (words.weights.sum() or 1.0))
+
+
+def unnamed(words: QuestionWords, paper: Paper) -> float:
+    """1 when the paper never says one of the question's names (its title, keywords and abstract), else 0."""
+    text = " ".join([paper.title, paper.label, " ".join(paper.keywords), paper.abstract])
+    return float(any(not says_name(name, text) for name in words.names))

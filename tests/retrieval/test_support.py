@@ -1,0 +1,76 @@
+"""The question-level check: each question word matched in the paper's tokens, names by their letters, and the
+abstention it decides (retrieval/support.py, retrieval/decision.py `answered`)."""
+
+from __future__ import annotations
+
+from retrieval.decision import QuestionEvidence, answered
+from retrieval.library import Library
+from retrieval.support import PaperTokens, question_words, support, unnamed
+from tests.conftest import make_settings, seed_store
+
+MASKING = "fine-tuning a language model by zeroing a tiny fraction of its weights"
+
+
+def _bmt(library):
+    return next(p for p in library.papers() if p.label == "BMT")
+
+
+def test_a_word_the_paper_never_speaks_to_lowers_its_support(library, embedder):
+    bmt, idf = _bmt(library), library.retriever.view().keyword.idf
+    tokens = PaperTokens(embedder)(bmt)
+    plain = question_words(embedder, MASKING, idf)
+    asked = question_words(embedder, MASKING + " inside a Mamba state space model for protein folding", idf)
+    assert plain is not None and asked is not None
+    assert support(asked, tokens) < support(plain, tokens) - 0.02
+    assert asked.names == ("Mamba",) and unnamed(asked, bmt) == 1.0
+    assert plain.names == () and unnamed(plain, bmt) == 0.0
+
+
+def test_a_question_of_stopwords_only_has_no_words_to_match(library, embedder):
+    assert question_words(embedder, "what is it and how does it do that?", library.retriever.view().keyword.idf) is None
+
+
+def test_paper_tokens_are_read_once_per_paper_version(library, embedder):
+    calls = []
+
+    class Counting:
+        dimension = embedder.dimension
+
+        def encode_tokens(self, texts):
+            calls.append(len(texts))
+            return embedder.encode_tokens(texts)
+
+    tokens = PaperTokens(Counting(), size=1)  # type: ignore[arg-type]  # only encode_tokens and dimension are read
+    bmt = _bmt(library)
+    first = tokens(bmt)
+    assert tokens(bmt) is first and len(calls) == 1
+    assert first.shape[1] == embedder.dimension and len(first) > 100  # title and every sentence, token by token
+
+
+def test_the_question_check_decides_the_abstention_and_the_closest_papers_stay(tmp_path, embedder, corpus_dir,
+                                                                              bundled_store):
+    results = {}
+    for bar in ("0", "1"):
+        home = tmp_path / bar
+        seed_store(bundled_store, home)
+        with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), RETRIEVAL_MIN_ANSWERED=bar),
+                     embedder=embedder) as lib:
+            lib.ingest()
+            results[bar] = lib.search("how do people fine-tune by masking weights?")
+    assert not results["0"].abstained and results["0"].question is not None
+    assert results["1"].abstained and results["1"].hits, "the closest papers are still listed"
+    assert results["1"].answered == results["0"].answered and 0.0 < (results["0"].answered or 0.0) < 1.0
+
+
+def test_a_follow_up_about_cited_papers_skips_the_question_check(library):
+    bmt = _bmt(library)
+    scoped = library.search("how big is it?", within=[bmt.paper_id])
+    assert scoped.question is None and scoped.answered is None
+
+
+def test_the_answered_probability_falls_with_support_and_an_unsaid_name(library):
+    found = library.search("how do people fine-tune by masking weights?")
+    assert found.question is not None
+    q = found.question
+    weaker = QuestionEvidence(q.paper, q.probability, q.support - 0.1, 1.0)
+    assert answered(weaker) < answered(q)
