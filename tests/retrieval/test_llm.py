@@ -536,9 +536,8 @@ def test_prompts_module_is_data():
 SAFETY = "Which papers are about LLM safety and refusing harmful requests?"
 
 
-def test_the_llm_is_asked_where_the_extractive_path_abstains(library, endpoint):
+def test_the_llm_answers_from_the_plausible_papers(library, endpoint):
     extractive = asyncio.run(answer_question(library, SAFETY))
-    assert extractive.abstained and not extractive.citations
     plausible = [h.label for h in extractive.hits if h.plausible]
     assert "ThinkSafe" in plausible
     endpoint.enqueue(Reply.answer("ThinkSafe finds that models often retain latent knowledge to identify harm, "
@@ -585,3 +584,29 @@ def test_a_correct_number_from_the_passage_is_kept_whole(library, endpoint):
     endpoint.enqueue(Reply.answer("DRL reduces semantic-space FD from 88.2 to 9.3 on DINOv3 [1]."))
     wrong = ask(library, endpoint, question)
     assert "9.3 on DINOv3" not in wrong.text, "a number the passage does not give is never shown"
+
+
+@pytest.mark.parametrize("strict_bar", [
+    {"RETRIEVAL_MIN_CONFIDENCE": "0.99"},  # no paper is cited: BMT is plausible only
+    {"RETRIEVAL_MIN_ANSWERED": "1"},  # BMT is cited by the per-paper model, the question check abstains
+])
+def test_the_llm_is_asked_where_the_extractive_path_abstains(tmp_path, embedder, corpus_dir, bundled_store, endpoint,
+                                                             strict_bar):
+    from retrieval.library import Library
+    from tests.conftest import make_settings, seed_store
+
+    seed_store(bundled_store, tmp_path)
+    settings = make_settings(tmp_path, PAPERBOT_CORPUS=str(corpus_dir), **strict_bar)
+    with Library(settings, embedder=embedder) as strict:
+        strict.ingest()
+        question = "how do people fine-tune by masking weights?"
+        extractive = asyncio.run(answer_question(strict, question))
+        assert extractive.abstained and not extractive.citations
+        assert [h.label for h in extractive.hits if h.plausible] == ["BMT"]
+        endpoint.enqueue(Reply.answer("Zeroing fewer than 0.05% of a model's weights, with no other modification, "
+                                      "matches full-parameter fine-tuning [1]."))
+        answer = ask(strict, endpoint, question)
+    assert len(endpoint.requests) == 1, "the model was asked"
+    assert "BMT" in endpoint.requests[0]["body"]["messages"][-1]["content"]
+    assert answer.mode == "llm", answer.fallback_reason
+    assert not answer.abstained and [c.label for c in answer.citations] == ["BMT"]

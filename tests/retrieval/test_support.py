@@ -50,16 +50,16 @@ def test_paper_tokens_are_read_once_per_paper_version(library, embedder):
 def test_the_question_check_decides_the_abstention_and_the_closest_papers_stay(tmp_path, embedder, corpus_dir,
                                                                               bundled_store):
     results = {}
-    for bar in ("0", "1"):
+    for bar in ("0.001", "1"):
         home = tmp_path / bar
         seed_store(bundled_store, home)
         with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), RETRIEVAL_MIN_ANSWERED=bar),
                      embedder=embedder) as lib:
             lib.ingest()
             results[bar] = lib.search("how do people fine-tune by masking weights?")
-    assert not results["0"].abstained and results["0"].question is not None
+    assert not results["0.001"].abstained and results["0.001"].question is not None
     assert results["1"].abstained and results["1"].hits, "the closest papers are still listed"
-    assert results["1"].answered == results["0"].answered and 0.0 < (results["0"].answered or 0.0) < 1.0
+    assert results["1"].answered == results["0.001"].answered and 0.0 < (results["0.001"].answered or 0.0) < 1.0
 
 
 def test_a_follow_up_about_cited_papers_skips_the_question_check(library):

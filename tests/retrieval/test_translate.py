@@ -90,10 +90,10 @@ def test_scope_widens_to_the_topics_papers_and_code_questions_quote_the_release(
     history = [Turn(topic, shown)]
     which = search_follow_up(library, "Which of these is about instruction following?", history)
     assert which.hits[0].label == "IFDecorator" and which.hits[0].paper_id not in shown
-    abstained = search_follow_up(library, "Which papers are about LLM safety and refusing harmful requests?")
-    assert abstained.abstained
-    history = [Turn("Which papers are about LLM safety and refusing harmful requests?", (),
-                    shown=tuple(h.paper_id for h in abstained.hits))]
+    safety = search_follow_up(library, "Which papers are about LLM safety and refusing harmful requests?")
+    assert len(safety.hits) > 1  # the papers shown, cited or not, are what "these" means next
+    history = [Turn("Which papers are about LLM safety and refusing harmful requests?",
+                    tuple(h.paper_id for h in safety.hits if h.relevant), shown=tuple(h.paper_id for h in safety.hits))]
     code = search_follow_up(library, "Which of these release code?", history)
     assert [h.label for h in code.hits if h.relevant] == ["ThinkSafe"]
     assert "Github" in code.hits[0].snippet
