@@ -132,8 +132,10 @@ class Library:
         them, as `filters` do, before ranking.
 
         A Chinese query is searched in English (retrieval/translate.py), here for every front end; the
-        result's `query` is what was searched."""
-        return self.retriever.search(english_query(query), k, filters, within=within, reach=reach)
+        result's `query` is what was searched. The question-level check reads a question's own words, as
+        typed in English: a translation word by word is not checked."""
+        english = english_query(query)
+        return self.retriever.search(english, k, filters, within=within, reach=reach, question_check=english == query)
 
     def similar(self, paper_id: str, k: int = 10, reach: Reach = Reach.ALL) -> list[Similar] | None:
         """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""

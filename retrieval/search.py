@@ -250,10 +250,12 @@ class Retriever:
     # -- search with snippets and abstention ----------------------------------------
 
     def search(self, query: str, k: int | None = None, filters: Filters | None = None,
-               within: Sequence[str] | None = None, reach: Reach = Reach.ALL) -> SearchResult:
+               within: Sequence[str] | None = None, reach: Reach = Reach.ALL,
+               question_check: bool = True) -> SearchResult:
         """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
         like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar;
-        `reach` (the server libraries the question may see) restricts them the same way."""
+        `reach` (the server libraries the question may see) restricts them the same way. `question_check`
+        False skips the question-level check (a query that is not the asker's own words)."""
         shown, query = search_text(query), search_text(query, mark=False)  # what was searched, as shown; as embedded
         k = k or self.settings.top_k
         filters = filters or None
@@ -283,7 +285,7 @@ class Retriever:
         hits = self._with_quotes(view, ranked, query, qvec)
         question = chance = None
         # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing
-        if within is None and self.settings.min_answered > 0 and any(h.relevant for h in hits):
+        if question_check and within is None and self.settings.min_answered > 0 and any(h.relevant for h in hits):
             question = self._question_evidence(view, hits, query)
             chance = None if question is None else answered(question)
             if chance is not None and chance < self.settings.min_answered:

@@ -74,3 +74,9 @@ def test_the_answered_probability_falls_with_support_and_an_unsaid_name(library)
     q = found.question
     weaker = QuestionEvidence(q.paper, q.probability, q.support - 0.1, 1.0)
     assert answered(weaker) < answered(q)
+
+
+def test_a_chinese_question_translated_word_by_word_is_not_checked(library):
+    chinese = library.search("通过把少量权重置零来微调大语言模型")
+    assert chinese.query != "通过把少量权重置零来微调大语言模型" and chinese.question is None
+    assert not chinese.abstained and chinese.hits[0].paper.label == "BMT"
