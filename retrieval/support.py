@@ -24,7 +24,7 @@ from paperbot.text import STOPWORDS, names, says_name, sentences
 from retrieval.keyword import content_tokens
 
 _WORD = re.compile(r"[^\W_]+")
-CACHED_PAPERS = 256  # papers whose token vectors are kept (float16, about 200 KB each)
+CACHED_PAPERS = 64  # papers whose token vectors are kept (float16, about 230 KB each: 15 MB in all)
 
 
 @dataclass(frozen=True)
