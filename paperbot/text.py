@@ -3,6 +3,7 @@
     split_sentences(text)   verbatim sentence spans (abstracts and replies alike; 。！？ end sentences too)
     sentences(text)         the sentences' texts
     words(text)             lower-cased word tokens (letters and digits; a run of CJK characters is one token)
+    word_spans(text)        the same words as typed, with their character spans
     stem(word)              the Snowball English stem (PyStemmer), what BM25 and every word comparison use
     STOPWORDS               English function words, dropped wherever content is compared
     GENERIC_WORDS, REFERENCE_WORDS  words a claim, or a follow-up's topic, does not count (content_words' ignore)
@@ -140,6 +141,11 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """The words of `text` as typed (case kept), each with its start and end: what `words` lower-cases."""
+    return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
+
+
 # Words any sentence about papers may use: in a claim about a passage they support nothing by themselves.
 GENERIC_WORDS = frozenset(
     "using use used based paper papers passage passages approach method methods propose proposes proposed introduce "
@@ -197,16 +203,12 @@ def states_number(text: str) -> bool:
     return bool(_NUMBER.search(text))
 
 
-_NAME_WORD = re.compile(r"[^\W_]+")
-
-
 def names(text: str) -> list[str]:
     """The words of a question that name something: two capitals or more (DBSCAN, LLaVA, DeepMind), letters
     and digits together (19x19, GPT4), a capital after the first word (Mamba, Go). A paraphrase changes a
     question's common words, rarely its names."""
     out = []
-    for i, m in enumerate(_NAME_WORD.finditer(text)):
-        w = m.group(0)
+    for i, (_, _, w) in enumerate(word_spans(text)):
         if w.lower() in STOPWORDS or len(w) < 2 or not w.isascii():
             continue
         capitals = sum(c.isupper() for c in w)

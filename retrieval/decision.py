@@ -34,9 +34,12 @@ if TYPE_CHECKING:
 # Fitted by benchmarks/calibrate_answers.py on the dev splits of the readers' sets; feature order as FEATURES.
 FEATURES = ("lead", "gap", "fused", "answer", "answer_lead", "coverage", "missing", "dense", "cosine",
             "sentence_coverage", "missing_known", "terms", "complement", "answer_margin", "dense_margin")
-MEAN = (0.0000, 0.0000, 0.0000, 0.6219, -0.3136, 0.3259, 0.2109, 0.4158, 0.4260, 0.2854, 0.1682, 0.0000, 0.3690, -0.2523, -0.1275)
-SCALE = (1.0000, 1.0000, 1.0000, 0.2608, 0.2822, 0.2196, 0.1060, 0.1457, 0.1412, 0.2035, 0.0925, 1.0000, 0.2193, 0.3812, 0.1717)
-WEIGHTS = (0.0000, 0.0000, 0.0000, 0.6198, 0.7980, 1.4248, -0.0034, -0.9491, 0.8341, -0.6310, 0.0550, 0.0000, -0.9849, 1.5015, 1.5731)
+MEAN = (0.0000, 0.0000, 0.0000, 0.6219, -0.3136, 0.3259, 0.2109, 0.4158, 0.4260, 0.2854, 0.1682, 0.0000, 0.3690,
+        -0.2523, -0.1275)
+SCALE = (1.0000, 1.0000, 1.0000, 0.2608, 0.2822, 0.2196, 0.1060, 0.1457, 0.1412, 0.2035, 0.0925, 1.0000, 0.2193, 0.3812,
+         0.1717)
+WEIGHTS = (0.0000, 0.0000, 0.0000, 0.6198, 0.7980, 1.4248, -0.0034, -0.9491, 0.8341, -0.6310, 0.0550, 0.0000, -0.9849,
+           1.5015, 1.5731)
 BIAS = -6.1072
 
 
@@ -91,7 +94,13 @@ def evidence(fused: Sequence[float], answers: Sequence[float | None], coverage: 
 def confidence(e: Evidence, weights: Sequence[float] = WEIGHTS, bias: float = BIAS,
                mean: Sequence[float] = MEAN, scale: Sequence[float] = SCALE) -> float:
     """The probability that the paper answers the question (the fitted logistic model)."""
-    z = bias + sum(w * (x - m) / s for w, x, m, s in zip(weights, e.vector(), mean, scale))
+    return _logistic(e.vector(), weights, bias, mean, scale)
+
+
+def _logistic(x: Sequence[float], weights: Sequence[float], bias: float, mean: Sequence[float],
+              scale: Sequence[float]) -> float:
+    """A fitted logistic model's probability for the features `x` (standardised by `mean` and `scale`)."""
+    z = bias + sum(w * (v - m) / s for w, v, m, s in zip(weights, x, mean, scale))
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
@@ -99,8 +108,10 @@ def confidence(e: Evidence, weights: Sequence[float] = WEIGHTS, bias: float = BI
 QUESTION_FEATURES = ("answer", "coverage", "missing", "dense", "cosine", "sentence_coverage",
                      "missing_known", "complement", "answer_margin", "dense_margin", "logit", "support", "unnamed")
 QUESTION_MEAN = (1.0687, 0.7005, 0.1366, 0.6220, 0.6309, 0.6121, 0.1036, 0.0000, 0.4129, 0.1639, 3.3967, 0.7384, 0.0569)
-QUESTION_SCALE = (0.2199, 0.2096, 0.0973, 0.1189, 0.1050, 0.2237, 0.0739, 1.0000, 0.2214, 0.1043, 2.6417, 0.0969, 0.2317)
-QUESTION_WEIGHTS = (-0.3961, -0.1793, -0.1051, -0.2825, -0.3014, -0.4631, -0.4295, 0.0000, 0.7771, -0.0283, 0.9840, 1.3456, -0.3679)
+QUESTION_SCALE = (0.2199, 0.2096, 0.0973, 0.1189, 0.1050, 0.2237, 0.0739, 1.0000, 0.2214, 0.1043, 2.6417, 0.0969,
+                  0.2317)
+QUESTION_WEIGHTS = (-0.3961, -0.1793, -0.1051, -0.2825, -0.3014, -0.4631, -0.4295, 0.0000, 0.7771, -0.0283, 0.9840,
+                    1.3456, -0.3679)
 QUESTION_BIAS = 2.9869
 
 
@@ -123,8 +134,7 @@ class QuestionEvidence:
 def answered(q: QuestionEvidence, weights: Sequence[float] = QUESTION_WEIGHTS, bias: float = QUESTION_BIAS,
              mean: Sequence[float] = QUESTION_MEAN, scale: Sequence[float] = QUESTION_SCALE) -> float:
     """The probability that the question is answered by the paper that would be cited first."""
-    z = bias + sum(w * (x - m) / s for w, x, m, s in zip(weights, q.vector(), mean, scale))
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+    return _logistic(q.vector(), weights, bias, mean, scale)
 
 
 def llm_candidates(hits: Sequence[Hit]) -> list[Hit]:

@@ -10,7 +10,6 @@ words, rarely its names.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,10 +19,9 @@ import numpy as np
 
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper
-from paperbot.text import STOPWORDS, names, says_name, sentences
+from paperbot.text import STOPWORDS, names, says_name, sentences, word_spans
 from retrieval.keyword import content_tokens
 
-_WORD = re.compile(r"[^\W_]+")
 CACHED_PAPERS = 64  # papers whose token vectors are kept (float16, about 230 KB each: 15 MB in all)
 
 
@@ -31,7 +29,6 @@ CACHED_PAPERS = 64  # papers whose token vectors are kept (float16, about 230 KB
 class QuestionWords:
     """A question's content words: their character spans, IDF weights and vectors read in context."""
 
-    text: str
     spans: tuple[tuple[int, int], ...]
     weights: np.ndarray
     vectors: np.ndarray  # (words, dimension), unit rows
@@ -41,12 +38,11 @@ class QuestionWords:
 def question_words(embedder: TextEmbedder, text: str, idf: Callable[[str], float]) -> QuestionWords | None:
     """The question's content words (stopwords and framing words left out), or None when it has none."""
     found = []
-    for m in _WORD.finditer(text):
-        word = m.group(0)
+    for start, end, word in word_spans(text):
         tokens = content_tokens(word)
         if word.lower() in STOPWORDS or not tokens or (len(word) < 2 and not word.isdigit()):
             continue
-        found.append((m.start(), m.end(), max(idf(t) for t in tokens)))
+        found.append((start, end, max(idf(t) for t in tokens)))
     if not found:
         return None
     ((token_spans, token_vectors),) = embedder.encode_tokens([text])
@@ -63,7 +59,7 @@ def question_words(embedder: TextEmbedder, text: str, idf: Callable[[str], float
         weights.append(weight)
     if not spans:
         return None
-    return QuestionWords(text, tuple(spans), np.array(weights, dtype=np.float32),
+    return QuestionWords(tuple(spans), np.array(weights, dtype=np.float32),
                          np.array(vectors, dtype=np.float32), tuple(names(text)))
 
 

@@ -3,13 +3,12 @@ share of its stemmed content words they contain."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from paperbot.text import GENERIC_WORDS, content_words, stem
+from paperbot.text import GENERIC_WORDS, content_words, stem, word_spans
 from retrieval.grounding.facts import STOP_STEMS, STOPWORDS, plain
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ class Meaning:
         if self.encoder is None:
             return None
         ((spans, vectors),) = self.encoder.encode_tokens([bare])
-        words = [(m.start(), m.end(), m.group(0).lower()) for m in re.finditer(r"[^\W_]+", bare)]
+        words = [(a, b, w.lower()) for a, b, w in word_spans(bare)]
         keep = []
         for k, (a, _) in enumerate(spans):
             word = next((w for s, e, w in words if s <= a < e), "")
