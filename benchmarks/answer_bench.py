@@ -57,8 +57,11 @@ from retrieval.types import Answer
 SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
-NEURIPS_MORE = DATA / "neurips2024_questions_more.jsonl"  # a second round of readers' questions, dev only
-SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-test", "own-dev", "own-test")
+# The real-paper sets: their file and split. The second and third rounds of readers' questions are dev only.
+NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"), "neurips24-test": (NEURIPS_SET, "test"),
+                "neurips24-dev2": (DATA / "neurips2024_questions_more.jsonl", "dev"),
+                "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev")}
+SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-dev3", "neurips24-test", "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
 
@@ -76,11 +79,11 @@ def shared_dev(lib: Library) -> list[dict]:
     return items
 
 
-def neurips(lib: Library, split: str, more: bool = False) -> list[dict]:
-    """The real-paper questions of one split (`more`: the second round's, all dev)."""
+def neurips(lib: Library, name: str) -> list[dict]:
+    """The questions of one real-paper set (`NEURIPS_SETS`)."""
+    path, split = NEURIPS_SETS[name]
     ids = {p.paper_id for p in lib.papers()}
     items = []
-    path = NEURIPS_MORE if more else NEURIPS_SET
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -235,10 +238,7 @@ def run(workdir: Path, sets: list[str]) -> list[dict]:
     if splits:
         with library_for(workdir, "neurips24") as lib:
             for s in splits:
-                if s == "neurips24-dev2":
-                    rows += score(lib, neurips(lib, "dev", more=True), s)
-                else:
-                    rows += score(lib, neurips(lib, s.removeprefix("neurips24-")), s)
+                rows += score(lib, neurips(lib, s), s)
     for s in (s for s in sets if s.startswith("own-")):
         with library_for(workdir, "own") as lib:
             rows += score(lib, own(s.removeprefix("own-")), s)

@@ -28,8 +28,8 @@ import numpy as np
 from benchmarks.answer_bench import library_for, neurips, own, shared_dev
 from retrieval.decision import FEATURES, QUESTION_FEATURES, Evidence, QuestionEvidence, answered, confidence
 
-DEV_SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "own-dev")
-READER_SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2")  # written by readers who had not seen the rules
+DEV_SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-dev3", "own-dev")
+READER_SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-dev3")  # written by readers who had not seen the rules
 # Computed but left out of the fit: z-scores over the candidates and the question's length, whose scale follows the
 # corpus size (about 6 on the 57-paper corpus, 10 on 764 papers), so that no one bar serves both corpora.
 LEFT_OUT = ("lead", "gap", "fused", "terms")
@@ -40,8 +40,7 @@ def collect(workdir: Path) -> list[dict]:
     with library_for(workdir, "bundled") as lib:
         rows = [_row(lib, item, "shared-dev") for item in shared_dev(lib)]
     with library_for(workdir, "neurips24") as lib:
-        rows += [_row(lib, item, "neurips24-dev") for item in neurips(lib, "dev")]
-        rows += [_row(lib, item, "neurips24-dev2") for item in neurips(lib, "dev", more=True)]
+        rows += [_row(lib, item, name) for name in READER_SETS[1:] for item in neurips(lib, name)]
     with library_for(workdir, "own") as lib:  # follow-ups are left out: their search depends on the conversation
         rows += [_row(lib, item, "own-dev") for item in own("dev") if not item.get("history")]
     return rows

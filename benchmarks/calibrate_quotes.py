@@ -39,7 +39,7 @@ def collect(workdir: Path) -> list[dict]:
     rows = []
     for name, store in (("shared-dev", "bundled"), ("neurips24-dev", "neurips24")):
         with library_for(workdir, store) as lib:
-            items = shared_dev(lib) if name == "shared-dev" else neurips(lib, "dev")
+            items = shared_dev(lib) if name == "shared-dev" else neurips(lib, "neurips24-dev")
             for item in items:
                 scored = lib.retriever.sentences_for(item["q"], item["gold"])
                 for pid, sentences in scored.items():

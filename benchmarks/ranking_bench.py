@@ -113,7 +113,7 @@ def main() -> int:
         if {"neurips24-dev", "keywords", "topics-dev"} & set(wanted):
             with library_for(workdir, "neurips24") as lib:
                 if "neurips24-dev" in wanted:
-                    results["neurips24-dev"] = run(lib, [i for i in neurips(lib, "dev") if i["gold"]])
+                    results["neurips24-dev"] = run(lib, [i for i in neurips(lib, "neurips24-dev") if i["gold"]])
                 if "keywords" in wanted:
                     results["keywords"] = run(lib, keyword_queries({p.paper_id for p in lib.papers()}))
                 if "topics-dev" in wanted:
