@@ -106,13 +106,12 @@ def _logistic(x: Sequence[float], weights: Sequence[float], bias: float, mean: S
 
 # Fitted by benchmarks/calibrate_answers.py (the question-level model); feature order as QUESTION_FEATURES.
 QUESTION_FEATURES = ("answer", "coverage", "missing", "dense", "cosine", "sentence_coverage",
-                     "missing_known", "complement", "answer_margin", "dense_margin", "logit", "support", "unnamed")
-QUESTION_MEAN = (1.0687, 0.7005, 0.1366, 0.6220, 0.6309, 0.6121, 0.1036, 0.0000, 0.4129, 0.1639, 3.3967, 0.7384, 0.0569)
-QUESTION_SCALE = (0.2199, 0.2096, 0.0973, 0.1189, 0.1050, 0.2237, 0.0739, 1.0000, 0.2214, 0.1043, 2.6417, 0.0969,
-                  0.2317)
-QUESTION_WEIGHTS = (-0.3961, -0.1793, -0.1051, -0.2825, -0.3014, -0.4631, -0.4295, 0.0000, 0.7771, -0.0283, 0.9840,
-                    1.3456, -0.3679)
-QUESTION_BIAS = 2.9869
+                     "missing_known", "complement", "answer_margin", "dense_margin", "logit", "support", "unnamed",
+                     "leave_out")
+QUESTION_MEAN = (1.0687, 0.7005, 0.1366, 0.6220, 0.6309, 0.6121, 0.1036, 0.0000, 0.4129, 0.1639, 3.3967, 0.7384, 0.0569, 0.0017)
+QUESTION_SCALE = (0.2199, 0.2096, 0.0973, 0.1189, 0.1050, 0.2237, 0.0739, 1.0000, 0.2214, 0.1043, 2.6417, 0.0969, 0.2317, 0.0081)
+QUESTION_WEIGHTS = (-0.5865, -0.1634, -0.2003, -0.1296, -0.4229, -0.3420, -0.5868, 0.0000, 1.1031, -0.0899, 0.9145, 1.0444, -0.3691, -0.7928)
+QUESTION_BIAS = 3.1459
 
 
 @dataclass(frozen=True)
@@ -124,10 +123,12 @@ class QuestionEvidence:
     probability: float
     support: float  # the IDF-weighted mean of each question word's best match among its tokens, in context
     unnamed: float  # 1 when it never says one of the question's names
+    leave_out: float  # the most the question comes closer to it with one word left out (IDF share x rise)
 
     def vector(self) -> tuple[float, ...]:
         p = min(max(self.probability, 1e-6), 1 - 1e-6)
-        values = {"logit": math.log(p / (1 - p)), "support": self.support, "unnamed": self.unnamed}
+        values = {"logit": math.log(p / (1 - p)), "support": self.support, "unnamed": self.unnamed,
+                  "leave_out": self.leave_out}
         return tuple(values[name] if name in values else getattr(self.paper, name) for name in QUESTION_FEATURES)
 
 

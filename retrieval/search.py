@@ -37,7 +37,7 @@ from paperbot.text import asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
-from retrieval.support import PaperTokens, question_words, support, unnamed
+from retrieval.support import PaperTokens, leave_out, question_words, support, unnamed
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
@@ -286,7 +286,7 @@ class Retriever:
         question = chance = None
         # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing
         if question_check and within is None and self.settings.min_answered > 0 and any(h.relevant for h in hits):
-            question = self._question_evidence(view, hits, query)
+            question = self._question_evidence(view, hits, query, qvec)
             chance = None if question is None else answered(question)
             if chance is not None and chance < self.settings.min_answered:
                 hits = [replace(h, relevant=False) for h in hits]
@@ -295,17 +295,20 @@ class Retriever:
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
                             question=question, answered=chance)
 
-    def _question_evidence(self, view: CorpusView, hits: list[Hit], query: str) -> QuestionEvidence | None:
+    def _question_evidence(self, view: CorpusView, hits: list[Hit], query: str,
+                           query_vector: np.ndarray) -> QuestionEvidence | None:
         """What the question-level model reads of the paper that would be cited first (None: nothing to read)."""
         first = max((h for h in hits if h.relevant and h.evidence is not None and h.confidence is not None),
                     key=lambda h: h.confidence or 0.0, default=None)
         if first is None or first.evidence is None or first.confidence is None:
             return None
-        words = question_words(self.embedder, query[:MAX_QUERY_CHARS], view.keyword.idf)
+        text = query[:MAX_QUERY_CHARS]
+        words = question_words(self.embedder, text, view.keyword.idf)
         if words is None:
             return None
+        chunks = view.vectors_of(np.flatnonzero(view.chunk_paper_idx == view.paper_index[first.paper_id]), self.store)
         return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
-                                unnamed(words, first.paper))
+                                unnamed(words, first.paper), leave_out(self.embedder, text, words, query_vector, chunks))
 
     def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper `reach` sees passing `filters`, orals first, then by title."""

@@ -5,7 +5,8 @@ clouds" of a point-cloud paper without Mamba). Sentence vectors blur that one wo
 the question's content words, read in its context, is matched with the paper's tokens in theirs (BERTScore's
 recall), and the matches are averaged with the words' IDF as weights, so a rare word the paper never speaks to
 counts most. Names ("DBSCAN", "LLaVA") are checked by their letters too: a paraphrase changes a question's common
-words, rarely its names.
+words, rarely its names. And the question is read again with each word left out: a near miss comes closer to the
+paper without its constraint, an answered question does not (`leave_out`).
 """
 
 from __future__ import annotations
@@ -100,3 +101,18 @@ def unnamed(words: QuestionWords, paper: Paper) -> float:
     """1 when the paper never says one of the question's names (its title, keywords and abstract), else 0."""
     text = " ".join([paper.title, paper.label, " ".join(paper.keywords), paper.abstract])
     return float(any(not says_name(name, text) for name in words.names))
+
+
+def leave_out(embedder: TextEmbedder, text: str, words: QuestionWords, question_vector: np.ndarray,
+              paper_vectors: np.ndarray) -> float:
+    """The most the question comes closer to the paper with one of its words left out: over its content words, the
+    word's IDF share times the rise in cosine to the paper's nearest chunk (`paper_vectors`, unit rows) when the
+    question is read without it. Near 0 when every word pulls towards the paper."""
+    if not len(paper_vectors):
+        return 0.0
+    variants = embedder.encode([text[:a] + text[b:] for a, b in words.spans])
+    vectors = paper_vectors.astype(np.float32)
+    whole = float((vectors @ question_vector.astype(np.float32)).max())
+    without = (np.asarray(variants, dtype=np.float32) @ vectors.T).max(axis=1)
+    share = words.weights / (words.weights.sum() or 1.0)
+    return float((share * (without - whole)).max())

@@ -3,9 +3,11 @@ abstention it decides (retrieval/support.py, retrieval/decision.py `answered`)."
 
 from __future__ import annotations
 
-from retrieval.decision import QuestionEvidence, answered
+from dataclasses import replace
+
+from retrieval.decision import answered
 from retrieval.library import Library
-from retrieval.support import PaperTokens, question_words, support, unnamed
+from retrieval.support import PaperTokens, leave_out, question_words, support, unnamed
 from tests.conftest import make_settings, seed_store
 
 MASKING = "fine-tuning a language model by zeroing a tiny fraction of its weights"
@@ -24,6 +26,21 @@ def test_a_word_the_paper_never_speaks_to_lowers_its_support(library, embedder):
     assert support(asked, tokens) < support(plain, tokens) - 0.02
     assert asked.names == ("Mamba",) and unnamed(asked, bmt) == 1.0
     assert plain.names == () and unnamed(plain, bmt) == 0.0
+
+
+def test_a_constraint_the_paper_lacks_pulls_the_question_away_from_it(library, embedder):
+    bmt, idf = _bmt(library), library.retriever.view().keyword.idf
+    paper = embedder.encode([f"{bmt.title}. {bmt.abstract}"])
+    found = {}
+    for text in (MASKING, MASKING + " for speech recognition in hospitals"):
+        words = question_words(embedder, text, idf)
+        assert words is not None
+        found[text] = leave_out(embedder, text, words, embedder.encode([text])[0], paper)
+    plain, constrained = found.values()
+    # the plain question hardly comes closer without any of its words; without "speech" or "hospitals" the
+    # constrained one does, by more than a typical question's spread (about 0.008)
+    assert constrained > plain + 0.008
+    assert leave_out(embedder, MASKING, question_words(embedder, MASKING, idf), paper[0], paper[:0]) == 0.0
 
 
 def test_a_question_of_stopwords_only_has_no_words_to_match(library, embedder):
@@ -68,12 +85,13 @@ def test_a_follow_up_about_cited_papers_skips_the_question_check(library):
     assert scoped.question is None and scoped.answered is None
 
 
-def test_the_answered_probability_falls_with_support_and_an_unsaid_name(library):
+def test_the_answered_probability_falls_with_support_an_unsaid_name_and_a_word_pulling_away(library):
     found = library.search("how do people fine-tune by masking weights?")
     assert found.question is not None
     q = found.question
-    weaker = QuestionEvidence(q.paper, q.probability, q.support - 0.1, 1.0)
-    assert answered(weaker) < answered(q)
+    assert answered(replace(q, support=q.support - 0.1)) < answered(q)
+    assert answered(replace(q, unnamed=1.0)) < answered(q)
+    assert answered(replace(q, leave_out=q.leave_out + 0.01)) < answered(q)
 
 
 def test_a_chinese_question_translated_word_by_word_is_not_checked(library):
