@@ -60,8 +60,10 @@ NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
 # The real-paper sets: their file and split. The second and third rounds of readers' questions are dev only.
 NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"), "neurips24-test": (NEURIPS_SET, "test"),
                 "neurips24-dev2": (DATA / "neurips2024_questions_more.jsonl", "dev"),
-                "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev")}
-SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-dev3", "neurips24-test", "own-dev", "own-test")
+                "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev"),
+                "neurips24-dev4": (DATA / "neurips2024_questions_fourth.jsonl", "dev")}
+SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-dev3", "neurips24-dev4", "neurips24-test", "own-dev",
+        "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
 
