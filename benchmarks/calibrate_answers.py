@@ -160,7 +160,7 @@ def question_curve(rows: list[dict], thresholds: list[float]) -> list[tuple]:
 def fit_question_model(rows: list[dict], l2: float, near_weight: float, folds: int, use: np.ndarray) -> None:
     """Cross-validate, fit and print the question-level model and its bar (see the module's docstring)."""
     checked = [r for r in rows if r["question"] is not None]
-    thresholds = [i / 20 for i in range(1, 20)]
+    thresholds = [i / 100 for i in range(1, 100)]  # printed every 0.05; the bar is chosen to the hundredth
     held: list[dict] = []
     for seed in (34, 35, 36):  # three shuffles: few near misses, so one split's luck shows
         order = np.random.default_rng(seed).permutation(len(checked))
@@ -177,12 +177,14 @@ def fit_question_model(rows: list[dict], l2: float, near_weight: float, folds: i
     curves = {name: question_curve(chosen, thresholds) for name, chosen in by_set.items()}
     for name, values in curves.items():
         print(name)
-        for t, aa, fg, an, am in values:
+        for t, aa, fg, an, am in values[4::5]:
             print(f"  {t:5.2f}    {100 * aa:8.1f}%          {100 * fg:6.1f}%      {100 * an:6.1f}%         "
                   f"{100 * am:6.1f}%")
     bar = max((t for t, aa, *_ in curves["readers"] if aa <= 0.05), default=thresholds[0])
     model = train_question_model(checked, l2, near_weight, use)
-    print(f"\nbar (readers' answerable abstained <= 5 %, cross-validated): RETRIEVAL_MIN_ANSWERED={bar:.2f}")
+    at = next(c for c in curves["readers"] if c[0] == bar)
+    print(f"\nbar (readers' answerable abstained <= 5 %, cross-validated): RETRIEVAL_MIN_ANSWERED={bar:.2f} "
+          f"(answerable {100 * at[1]:.1f} %, none {100 * at[3]:.1f} %, near misses {100 * at[4]:.1f} % abstained)")
     print(f"rows: {len(checked)} questions the per-paper model cites for, of {len(rows)}")
     print(f"{'feature':<18} {'weight':>8} {'mean':>8} {'scale':>8}")
     for name, w, m, s in zip(QUESTION_FEATURES, model["weights"], model["mean"], model["scale"]):
@@ -193,7 +195,7 @@ def fit_question_model(rows: list[dict], l2: float, near_weight: float, folds: i
     print(f"QUESTION_BIAS = {model['bias']:.4f}")
     fitted = [{**r, "chance": answered(r["question"], **model) if r["question"] is not None else None} for r in rows]
     print("\nthe fitted model on the questions it was fitted on (readers' dev sets)")
-    for t, aa, fg, an, am in question_curve([r for r in fitted if r["set"] in READER_SETS], thresholds):
+    for t, aa, fg, an, am in question_curve([r for r in fitted if r["set"] in READER_SETS], thresholds)[4::5]:
         print(f"  {t:5.2f}    {100 * aa:8.1f}%          {100 * fg:6.1f}%      {100 * an:6.1f}%         "
               f"{100 * am:6.1f}%")
 

@@ -132,11 +132,13 @@ class RetrievalSettings:
     top_k: int = 5
     # A paper is cited when the probability that it answers (retrieval/decision.py) reaches min_confidence; with
     # an LLM, papers reaching llm_min_confidence are passed to it. Calibrated by benchmarks/calibrate_answers.py.
-    # A paper with no abstract yet is judged by its chunks instead (min_dense, min_lexical). The question is
-    # abstained on when the paper cited first does not reach min_answered (the question-level model).
-    min_confidence: float = 0.35
-    llm_min_confidence: float = 0.3
-    min_answered: float = 0.5
+    # A paper with no abstract yet is judged by its chunks instead (min_dense, min_lexical). Where the question-level
+    # model checks a question, it decides: the most probable paper, from min_checked, is cited when the question
+    # reaches min_answered, and nothing is cited otherwise.
+    min_confidence: float = 0.2
+    llm_min_confidence: float = 0.15
+    min_answered: float = 0.33
+    min_checked: float = 0.05
     min_dense: float = 0.40
     min_lexical: float = 0.50
 
@@ -311,6 +313,7 @@ class Settings:
             llm_min_confidence=e.float("RETRIEVAL_LLM_MIN_CONFIDENCE", RetrievalSettings.llm_min_confidence,
                                        lo=0.0, hi=1.0),
             min_answered=e.float("RETRIEVAL_MIN_ANSWERED", RetrievalSettings.min_answered, lo=0.0, hi=1.0),
+            min_checked=e.float("RETRIEVAL_MIN_CHECKED", RetrievalSettings.min_checked, lo=0.0, hi=1.0),
         )
         sharded, shard_count, shard_ids = shard_plan(e.str("DISCORD_SHARDS"), e.str("DISCORD_SHARD_IDS"))
         discord = DiscordSettings(

@@ -284,23 +284,29 @@ class Retriever:
         ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
         hits = self._with_quotes(view, ranked, query, qvec)
         question = chance = None
-        # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing
-        if question_check and within is None and self.settings.min_answered > 0 and any(h.relevant for h in hits):
-            question = self._question_evidence(view, hits, query, qvec)
-            chance = None if question is None else answered(question)
-            if chance is not None and chance < self.settings.min_answered:
+        # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing. Where it
+        # checks, the question-level model decides: the most probable paper is cited when the question is answered
+        # (even short of the per-paper bar), and nothing when it is not.
+        if question_check and within is None and self.settings.min_answered > 0:
+            first = max((i for i, h in enumerate(hits) if h.evidence is not None and h.confidence is not None
+                         and h.confidence >= self.settings.min_checked),
+                        key=lambda i: hits[i].confidence or 0.0, default=None)
+            if first is not None:
+                question = self._question_evidence(view, hits[first], query, qvec)
+                chance = None if question is None else answered(question)
+            if chance is not None and chance >= self.settings.min_answered:
+                hits[first] = replace(hits[first], relevant=True, plausible=True)
+            elif chance is not None:
                 hits = [replace(h, relevant=False) for h in hits]
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
                             question=question, answered=chance)
 
-    def _question_evidence(self, view: CorpusView, hits: list[Hit], query: str,
+    def _question_evidence(self, view: CorpusView, first: Hit, query: str,
                            query_vector: np.ndarray) -> QuestionEvidence | None:
         """What the question-level model reads of the paper that would be cited first (None: nothing to read)."""
-        first = max((h for h in hits if h.relevant and h.evidence is not None and h.confidence is not None),
-                    key=lambda h: h.confidence or 0.0, default=None)
-        if first is None or first.evidence is None or first.confidence is None:
+        if first.evidence is None or first.confidence is None:
             return None
         text = query[:MAX_QUERY_CHARS]
         words = question_words(self.embedder, text, view.keyword.idf)

@@ -67,16 +67,27 @@ def test_paper_tokens_are_read_once_per_paper_version(library, embedder):
 def test_the_question_check_decides_the_abstention_and_the_closest_papers_stay(tmp_path, embedder, corpus_dir,
                                                                               bundled_store):
     results = {}
-    for bar in ("0.001", "1"):
-        home = tmp_path / bar
+    # (per-paper bar, question bar): the check decides either way; with it off, the per-paper bar alone
+    for name, env in {"answered": {"RETRIEVAL_MIN_ANSWERED": "0.001"},
+                      "not answered": {"RETRIEVAL_MIN_ANSWERED": "1"},
+                      "below the per-paper bar": {"RETRIEVAL_MIN_CONFIDENCE": "1", "RETRIEVAL_MIN_ANSWERED": "0.001"},
+                      "below it, unchecked": {"RETRIEVAL_MIN_CONFIDENCE": "1", "RETRIEVAL_MIN_ANSWERED": "0"},
+                      "below the floor": {"RETRIEVAL_MIN_CHECKED": "1", "RETRIEVAL_MIN_ANSWERED": "0.001"}}.items():
+        home = tmp_path / name.replace(" ", "_").replace(",", "")
         seed_store(bundled_store, home)
-        with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), RETRIEVAL_MIN_ANSWERED=bar),
-                     embedder=embedder) as lib:
+        with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), **env), embedder=embedder) as lib:
             lib.ingest()
-            results[bar] = lib.search("how do people fine-tune by masking weights?")
-    assert not results["0.001"].abstained and results["0.001"].question is not None
-    assert results["1"].abstained and results["1"].hits, "the closest papers are still listed"
-    assert results["1"].answered == results["0.001"].answered and 0.0 < (results["0.001"].answered or 0.0) < 1.0
+            results[name] = lib.search("how do people fine-tune by masking weights?")
+    answered_, refused = results["answered"], results["not answered"]
+    assert not answered_.abstained and answered_.question is not None
+    assert refused.abstained and refused.hits, "the closest papers are still listed"
+    assert refused.answered == answered_.answered and 0.0 < (answered_.answered or 0.0) < 1.0
+    # the most probable paper is cited on the question-level model's word, short of the per-paper bar: BMT alone
+    rescued = results["below the per-paper bar"]
+    assert [h.paper.label for h in rescued.hits if h.relevant] == ["BMT"]
+    assert results["below it, unchecked"].abstained and results["below it, unchecked"].question is None
+    # no paper reaches the floor: nothing is checked, and the per-paper decision stands
+    assert results["below the floor"].question is None and not results["below the floor"].abstained
 
 
 def test_a_follow_up_about_cited_papers_skips_the_question_check(library):
