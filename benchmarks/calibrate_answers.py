@@ -1,17 +1,18 @@
 """Fit when a paper answers a question (retrieval/decision.py) on readers' labelled questions, dev splits only.
 
-For every question of the dev sets (benchmarks/answer_bench.py: `shared-dev`, `neurips24-dev`, `own-dev`), the top
-papers retrieval returns, each with its evidence and whether it is a gold paper, are the rows of a logistic
+For every question of the dev sets (benchmarks/answer_bench.py: `shared-dev`, `neurips24-dev` to `-dev4`,
+`own-dev`), the top papers retrieval returns, each with its evidence and whether it is a gold paper, are the rows of a logistic
 regression (standardised features, L2, Newton's method). Printed: per threshold on the probability, the
 question-level curve cross-validated over the dev questions (per set and pooled), then the coefficients to paste
 into retrieval/decision.py, the fitted model's log loss on the dev rows and the same curve for that model on the
 questions it was fitted on: answerable questions abstained on, first citation gold, questions no paper answers
 abstained on (near misses apart). The test splits are never read here: answer_bench reports them.
 
-Then the question-level model (`answered`): one row per dev question the per-paper model would cite a paper for,
-labelled 1 when that first paper is a gold one; near misses weigh `--near-weight` times the others (they are few, and
+Then the question-level model (`answered`): one row per dev question whose most probable paper reaches
+RETRIEVAL_MIN_CHECKED, labelled 1 when that paper is a gold one; near misses weigh `--near-weight` times the others (they are few, and
 the goal asks most of them); its cross-validated curve per set, the coefficients, and the bar: the highest at which
-the readers' dev sets (not own-dev) abstain on at most 5 % of their answerable questions, cross-validated.
+the readers' dev sets (not own-dev) abstain on at most 5 % of their answerable questions, cross-validated (to the
+hundredth).
 
     .venv/bin/python -m benchmarks.calibrate_answers [--workdir DIR] [--l2 1.0] [--near-weight 3]
 """
@@ -185,7 +186,7 @@ def fit_question_model(rows: list[dict], l2: float, near_weight: float, folds: i
     at = next(c for c in curves["readers"] if c[0] == bar)
     print(f"\nbar (readers' answerable abstained <= 5 %, cross-validated): RETRIEVAL_MIN_ANSWERED={bar:.2f} "
           f"(answerable {100 * at[1]:.1f} %, none {100 * at[3]:.1f} %, near misses {100 * at[4]:.1f} % abstained)")
-    print(f"rows: {len(checked)} questions the per-paper model cites for, of {len(rows)}")
+    print(f"rows: {len(checked)} questions whose most probable paper reaches RETRIEVAL_MIN_CHECKED, of {len(rows)}")
     print(f"{'feature':<18} {'weight':>8} {'mean':>8} {'scale':>8}")
     for name, w, m, s in zip(QUESTION_FEATURES, model["weights"], model["mean"], model["scale"]):
         print(f"{name:<18} {w:8.3f} {m:8.3f} {s:8.3f}")

@@ -9,9 +9,11 @@ SciFact this beats reciprocal-rank fusion (see docs/benchmarks.md).
 Abstention: a paper counts as relevant when the probability that it answers
 (retrieval/decision.py, from its rank score, its best sentence's, its share of
 the question's terms and its margins over the others) reaches
-RETRIEVAL_MIN_CONFIDENCE, and the paper cited first passes the question-level
-check (`answered`, reading the question word by word: retrieval/support.py) at
-RETRIEVAL_MIN_ANSWERED. When no candidate is relevant the result abstains but
+RETRIEVAL_MIN_CONFIDENCE. A new question is then decided by the question-level
+check (`answered`, reading the question word by word: retrieval/support.py): its
+most probable paper (from RETRIEVAL_MIN_CHECKED) is cited when the question
+reaches RETRIEVAL_MIN_ANSWERED, and no paper is cited when it does not; follow-ups
+about cited papers keep the per-paper decision. When no candidate is relevant the result abstains but
 still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
 searched (paperbot.text.search_text).
