@@ -293,13 +293,13 @@ class Retriever:
             first = max((i for i, h in enumerate(hits) if h.evidence is not None and h.confidence is not None
                          and h.confidence >= self.settings.min_checked),
                         key=lambda i: hits[i].confidence or 0.0, default=None)
-            if first is not None:
-                question = self._question_evidence(view, hits[first], query, qvec)
-                chance = None if question is None else answered(question)
-            if chance is not None and chance >= self.settings.min_answered:
-                hits[first] = replace(hits[first], relevant=True, plausible=True)
-            elif chance is not None:
-                hits = [replace(h, relevant=False) for h in hits]
+            question = None if first is None else self._question_evidence(view, hits[first], query, qvec)
+            if first is not None and question is not None:
+                chance = answered(question)
+                if chance >= self.settings.min_answered:
+                    hits[first] = replace(hits[first], relevant=True, plausible=True)
+                else:
+                    hits = [replace(h, relevant=False) for h in hits]
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
