@@ -108,14 +108,14 @@ def _logistic(x: Sequence[float], weights: Sequence[float], bias: float, mean: S
 # Fitted by benchmarks/calibrate_answers.py (the question-level model); feature order as QUESTION_FEATURES.
 QUESTION_FEATURES = ("answer", "coverage", "missing", "dense", "cosine", "sentence_coverage",
                      "missing_known", "complement", "answer_margin", "dense_margin", "logit", "support", "unnamed",
-                     "leave_out")
+                     "leave_out", "named")
 QUESTION_MEAN = (0.9546, 0.5819, 0.1587, 0.5863, 0.5927, 0.5070, 0.1166, 0.0000, 0.2910, 0.1147, 0.7961, 0.6635, 0.1199,
-                 0.0037)
+                 0.0037, 0.0358)
 QUESTION_SCALE = (0.2568, 0.2389, 0.0952, 0.1368, 0.1258, 0.2301, 0.0710, 1.0000, 0.2304, 0.1082, 2.7198, 0.1385,
-                  0.3248, 0.0074)
-QUESTION_WEIGHTS = (-1.0207, -0.2175, -0.0569, -0.0026, -0.2205, -0.5800, -0.3606, 0.0000, 1.0863, -0.2854, 1.6912,
-                    1.8917, -0.4912, -0.6339)
-QUESTION_BIAS = 0.5360
+                  0.3248, 0.0074, 0.1857)
+QUESTION_WEIGHTS = (-1.0565, -0.1573, -0.0114, 0.1015, -0.1484, -0.6797, -0.5085, 0.0000, 0.9144, -0.2779, 1.7457,
+                    1.8834, -0.4728, -0.7774, 0.5260)
+QUESTION_BIAS = 0.5305
 
 
 @dataclass(frozen=True)
@@ -128,11 +128,12 @@ class QuestionEvidence:
     support: float  # the IDF-weighted mean of each question word's best match among its tokens, in context
     unnamed: float  # 1 when it never says one of the question's names
     leave_out: float  # the most the question comes closer to it with one word left out (IDF share x rise)
+    named: float  # 1 when the question says its short name
 
     def vector(self) -> tuple[float, ...]:
         p = min(max(self.probability, 1e-6), 1 - 1e-6)
         values = {"logit": math.log(p / (1 - p)), "support": self.support, "unnamed": self.unnamed,
-                  "leave_out": self.leave_out}
+                  "leave_out": self.leave_out, "named": self.named}
         return tuple(values[name] if name in values else getattr(self.paper, name) for name in QUESTION_FEATURES)
 
 

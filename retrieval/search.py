@@ -39,7 +39,7 @@ from paperbot.text import asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
-from retrieval.support import PaperTokens, leave_out, question_words, support, unnamed
+from retrieval.support import PaperTokens, leave_out, named, question_words, support, unnamed
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
@@ -316,7 +316,8 @@ class Retriever:
             return None
         chunks = view.vectors_of(np.flatnonzero(view.chunk_paper_idx == view.paper_index[first.paper_id]), self.store)
         return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
-                                unnamed(words, first.paper), leave_out(self.embedder, text, words, query_vector, chunks))
+                                unnamed(words, first.paper), leave_out(self.embedder, text, words, query_vector, chunks),
+                                named(text, first.paper))
 
     def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper `reach` sees passing `filters`, orals first, then by title."""

@@ -6,7 +6,8 @@ the question's content words, read in its context, is matched with the paper's t
 recall), and the matches are averaged with the words' IDF as weights, so a rare word the paper never speaks to
 counts most. Names ("DBSCAN", "LLaVA") are checked by their letters too: a paraphrase changes a question's common
 words, rarely its names. And the question is read again with each word left out: a near miss comes closer to the
-paper without its constraint, an answered question does not (`leave_out`).
+paper without its constraint, an answered question does not (`leave_out`). A question that says the paper's own
+short name asks about that paper (`named`).
 """
 
 from __future__ import annotations
@@ -101,6 +102,19 @@ def unnamed(words: QuestionWords, paper: Paper) -> float:
     """1 when the paper never says one of the question's names (its title, keywords and abstract), else 0."""
     text = " ".join([paper.title, paper.label, " ".join(paper.keywords), paper.abstract])
     return float(any(not says_name(name, text) for name in words.names))
+
+
+def paper_name(paper: Paper) -> str:
+    """The paper's short name: its title before a colon ("FineStyle" of "FineStyle: Fine-grained …"), or its title
+    or label when that is one or two words ("BMT"); "" when it has none."""
+    head = (paper.title or paper.label).split(":", 1)[0].strip()
+    return head if 0 < len(head.split()) <= 2 else ""
+
+
+def named(text: str, paper: Paper) -> float:
+    """1 when the question says the paper's short name ("How much compute does ThinkSafe need?"), else 0."""
+    name = paper_name(paper)
+    return float(bool(name) and says_name(name, text))
 
 
 def leave_out(embedder: TextEmbedder, text: str, words: QuestionWords, question_vector: np.ndarray,

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from retrieval.decision import answered
+from paperbot.records import Paper
 from retrieval.library import Library
-from retrieval.support import PaperTokens, leave_out, question_words, support, unnamed
+from retrieval.support import PaperTokens, leave_out, named, paper_name, question_words, support, unnamed
 from tests.conftest import make_settings, seed_store
 
 MASKING = "fine-tuning a language model by zeroing a tiny fraction of its weights"
@@ -41,6 +44,23 @@ def test_a_constraint_the_paper_lacks_pulls_the_question_away_from_it(library, e
     # constrained one does, by more than a typical question's spread (about 0.008)
     assert constrained > plain + 0.008
     assert leave_out(embedder, MASKING, question_words(embedder, MASKING, idf), paper[0], paper[:0]) == 0.0
+
+
+@pytest.mark.parametrize("title, label, name", [
+    ("FineStyle: Fine-grained Controllable Style Personalization", "", "FineStyle"),
+    ("", "BMT", "BMT"),
+    ("Large Language Models Can Learn to Skip Steps", "", ""),  # a title, not a name
+    ("", "Factual sycophancy across three post-training pipelines", ""),
+])
+def test_a_paper_s_short_name(title, label, name):
+    assert paper_name(Paper(paper_id="p", source="s.txt", position=1, abstract="", label=label, title=title)) == name
+
+
+def test_a_question_saying_the_paper_s_name_asks_about_it(library):
+    bmt = _bmt(library)
+    assert named("How much compute does BMT need compared with LoRA?", bmt) == 1.0
+    assert named("how much compute do sparse masks need?", bmt) == 0.0
+    assert named("how do people fine-tune by masking weights?", bmt) == 0.0
 
 
 def test_a_question_of_stopwords_only_has_no_words_to_match(library, embedder):
@@ -103,6 +123,7 @@ def test_the_answered_probability_falls_with_support_an_unsaid_name_and_a_word_p
     assert answered(replace(q, support=q.support - 0.1)) < answered(q)
     assert answered(replace(q, unnamed=1.0)) < answered(q)
     assert answered(replace(q, leave_out=q.leave_out + 0.01)) < answered(q)
+    assert answered(replace(q, named=1.0)) > answered(q)
 
 
 def test_a_chinese_question_translated_word_by_word_is_not_checked(library):
