@@ -58,12 +58,12 @@ SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
 # The real-paper sets: their file and split. The second and third rounds of readers' questions are dev only.
-NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"), "neurips24-test": (NEURIPS_SET, "test"),
+NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-dev2": (DATA / "neurips2024_questions_more.jsonl", "dev"),
                 "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev"),
-                "neurips24-dev4": (DATA / "neurips2024_questions_fourth.jsonl", "dev")}
-SETS = ("shared-dev", "neurips24-dev", "neurips24-dev2", "neurips24-dev3", "neurips24-dev4", "neurips24-test", "own-dev",
-        "own-test")
+                "neurips24-dev4": (DATA / "neurips2024_questions_fourth.jsonl", "dev"),
+                "neurips24-test": (NEURIPS_SET, "test")}
+SETS = ("shared-dev", *NEURIPS_SETS, "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
 

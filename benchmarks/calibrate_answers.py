@@ -1,18 +1,18 @@
 """Fit when a paper answers a question (retrieval/decision.py) on readers' labelled questions, dev splits only.
 
 For every question of the dev sets (benchmarks/answer_bench.py: `shared-dev`, `neurips24-dev` to `-dev4`,
-`own-dev`), the top papers retrieval returns, each with its evidence and whether it is a gold paper, are the rows of a logistic
-regression (standardised features, L2, Newton's method). Printed: per threshold on the probability, the
+`own-dev`), the top papers retrieval returns, each with its evidence and whether it is a gold paper, are the rows of
+a logistic regression (standardised features, L2, Newton's method). Printed: per threshold on the probability, the
 question-level curve cross-validated over the dev questions (per set and pooled), then the coefficients to paste
 into retrieval/decision.py, the fitted model's log loss on the dev rows and the same curve for that model on the
 questions it was fitted on: answerable questions abstained on, first citation gold, questions no paper answers
 abstained on (near misses apart). The test splits are never read here: answer_bench reports them.
 
 Then the question-level model (`answered`): one row per dev question whose most probable paper reaches
-RETRIEVAL_MIN_CHECKED, labelled 1 when that paper is a gold one; near misses weigh `--near-weight` times the others (they are few, and
-the goal asks most of them); its cross-validated curve per set, the coefficients, and the bar: the highest at which
-the readers' dev sets (not own-dev) abstain on at most 5 % of their answerable questions, cross-validated (to the
-hundredth).
+RETRIEVAL_MIN_CHECKED, labelled 1 when that paper is a gold one; near misses weigh `--near-weight` times the others
+(they are few, and the goal asks most of them); its cross-validated curve per set, the coefficients, and the bar:
+the highest at which the readers' dev sets (not own-dev) abstain on at most 5 % of their answerable questions,
+cross-validated (to the hundredth).
 
     .venv/bin/python -m benchmarks.calibrate_answers [--workdir DIR] [--l2 1.0] [--near-weight 3]
 """

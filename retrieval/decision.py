@@ -16,8 +16,9 @@ Whether a new question is answered at all is decided by a second logistic model,
 one row a question (`QuestionEvidence`, `answered`). It reads the most probable paper's evidence and probability
 with four signals computed for it alone (retrieval/support.py): how much of the question's vocabulary, word by
 word in context, the paper speaks to; whether it never says one of the question's names; how much closer the
-question comes to it with one word left out; and whether the question says the paper's own short name. It tells a near miss (the paper shares the topic but not what is
-asked) from a paraphrase, which the per-paper model, fitted to rank papers within a question, weighs little. That
+question comes to it with one word left out; and whether the question says the paper's own short name. It tells
+a near miss (the paper shares the topic but not what is asked) from a paraphrase, which the per-paper model,
+fitted to rank papers within a question, weighs little. That
 paper (from RETRIEVAL_MIN_CHECKED) is cited when the question reaches RETRIEVAL_MIN_ANSWERED, even short of the
 per-paper bar, and no paper is cited below it; follow-ups about papers already cited keep the per-paper decision.
 """

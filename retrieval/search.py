@@ -13,8 +13,8 @@ RETRIEVAL_MIN_CONFIDENCE. A new question is then decided by the question-level
 check (`answered`, reading the question word by word: retrieval/support.py): its
 most probable paper (from RETRIEVAL_MIN_CHECKED) is cited when the question
 reaches RETRIEVAL_MIN_ANSWERED, and no paper is cited when it does not; follow-ups
-about cited papers keep the per-paper decision. When no candidate is relevant the result abstains but
-still lists the closest papers. Quotes are the sentences retrieval/snippets.py
+about cited papers keep the per-paper decision. When no candidate is relevant
+the result abstains but still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
 searched (paperbot.text.search_text).
 """
@@ -316,8 +316,8 @@ class Retriever:
             return None
         chunks = view.vectors_of(np.flatnonzero(view.chunk_paper_idx == view.paper_index[first.paper_id]), self.store)
         return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
-                                unnamed(words, first.paper), leave_out(self.embedder, text, words, query_vector, chunks),
-                                named(text, first.paper))
+                                unnamed(words, first.paper),
+                                leave_out(self.embedder, text, words, query_vector, chunks), named(text, first.paper))
 
     def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper `reach` sees passing `filters`, orals first, then by title."""
