@@ -314,7 +314,7 @@ class Retriever:
         words = question_words(self.embedder, text, view.keyword.idf)
         if words is None:
             return None
-        chunks = view.vectors_of(np.flatnonzero(view.chunk_paper_idx == view.paper_index[first.paper_id]), self.store)
+        chunks = view.vectors_of(view.chunk_rows(first.paper_id), self.store)
         return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
                                 unnamed(words, first.paper),
                                 leave_out(self.embedder, text, words, query_vector, chunks), named(text, first.paper))

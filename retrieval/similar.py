@@ -43,7 +43,7 @@ class Similarity:
         paper = view.papers.get(paper_id)
         if paper is None or not reach.sees(paper):
             return None
-        chunk_idx = np.flatnonzero(view.chunk_paper_idx == view.paper_index[paper_id])
+        chunk_idx = view.chunk_rows(paper_id)
         vectors = list(self.retriever.store.get_embeddings([view.chunk_ids[i] for i in chunk_idx]).values())
         if not vectors:  # removed since the view was built
             return None

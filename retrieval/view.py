@@ -279,6 +279,10 @@ class CorpusView:
         seen = [i for i, name in enumerate(self._library_names) if i == 0 or name in reach.libraries]
         return np.isin(self._library_codes, seen)
 
+    def chunk_rows(self, paper_id: str) -> np.ndarray:
+        """The rows (into chunk_ids) of one paper's chunks."""
+        return np.flatnonzero(self.chunk_paper_idx == self.paper_index[paper_id])
+
     def vectors_of(self, rows: np.ndarray, store: Store) -> np.ndarray:
         """The vectors (float16) of these chunk rows; the ones not read yet are read from the store once.
 
