@@ -7,8 +7,9 @@ Sets, each over its own corpus, in a store built once under --workdir:
 * `neurips24-dev` / `neurips24-test`: benchmarks/data/neurips2024_questions.jsonl over the 800 real
   NeurIPS 2024 papers of ../shared/labelled/neurips2024_papers, written by a reader of the abstracts
   (answerable questions by style, questions no paper answers, near misses), split by its `split` field;
-  `neurips24-dev2` to `-dev4`: later rounds by other readers, dev only; `neurips24-test2`: a fifth round, test
-  only (neurips2024_questions_fifth.jsonl), about papers no earlier question is about;
+  `neurips24-dev2` to `-dev4`: later rounds by other readers, dev only; `neurips24-test2` / `-test3`: a fifth
+  and a sixth round, test only (neurips2024_questions_fifth.jsonl, _sixth.jsonl), about papers no earlier
+  question is about;
 * `own-dev` / `own-test`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures;
   no answering sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the
   code, halved per kind by a fixed shuffle.
@@ -60,13 +61,14 @@ SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
 # The real-paper sets: their file and split. The second to fourth rounds of readers' questions are dev only; the
-# fifth is test only, written over papers no earlier question is about, and read only here.
+# fifth and sixth are test only, each written over papers no earlier question is about, and read only here.
 NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-dev2": (DATA / "neurips2024_questions_more.jsonl", "dev"),
                 "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev"),
                 "neurips24-dev4": (DATA / "neurips2024_questions_fourth.jsonl", "dev"),
                 "neurips24-test": (NEURIPS_SET, "test"),
-                "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test")}
+                "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test"),
+                "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test")}
 SETS = ("shared-dev", *NEURIPS_SETS, "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
