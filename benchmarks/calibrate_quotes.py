@@ -1,7 +1,7 @@
 """Fit which sentence of a paper is quoted (retrieval/snippets.py's QUOTE_* model) on readers' labelled answers.
 
-For every answerable question of the dev sets (benchmarks/answer_bench.py: `shared-dev`, `neurips24-dev`),
-every sentence of each gold paper is a row, labelled 1 when it is one of the sentences the reader marked as
+For every answerable question of the readers' dev sets (benchmarks/answer_bench.py: `shared-dev`,
+`neurips24-dev` to `-dev4`), every sentence of each gold paper is a row, labelled 1 when it is one of the sentences the reader marked as
 answering (compared as answer_bench compares quotes). A logistic regression over the sentence features
 (standardised, L2, each set weighing the same) gives the coefficients to paste into retrieval/snippets.py.
 Printed beside them, cross-validated over the dev questions: how often the best-scored sentence of a gold
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.answer_bench import library_for, neurips, normalise, shared_dev
-from benchmarks.calibrate_answers import fit
+from benchmarks.calibrate_answers import READER_SETS, fit
 from retrieval import snippets
 from retrieval.snippets import QUOTE_FEATURES
 
@@ -37,9 +37,9 @@ def answers_it(sentence: str, answers: list[str]) -> bool:
 def collect(workdir: Path) -> list[dict]:
     """Per answerable dev question and gold paper: the paper's sentences (features) and which answer."""
     rows = []
-    for name, store in (("shared-dev", "bundled"), ("neurips24-dev", "neurips24")):
-        with library_for(workdir, store) as lib:
-            items = shared_dev(lib) if name == "shared-dev" else neurips(lib, "neurips24-dev")
+    for name in READER_SETS:
+        with library_for(workdir, "bundled" if name == "shared-dev" else "neurips24") as lib:
+            items = shared_dev(lib) if name == "shared-dev" else neurips(lib, name)
             for item in items:
                 scored = lib.retriever.sentences_for(item["q"], item["gold"])
                 for pid, sentences in scored.items():

@@ -17,6 +17,9 @@
     claims_for_paper(text)  whether a sentence speaks for its paper ("we", "our", "this paper"): its contribution
     asks_quantity(text)     whether a question asks for a number ("how much faster …?", "what accuracy …?")
     states_number(text)     whether a sentence states a number (a result, a count, a percentage)
+    asks_how(text)          whether a question asks for a way of doing something ("how do people …?")
+    states_method(text)     whether a sentence states what the paper does ("we propose …", "by training …")
+    states_result(text)     whether a sentence reports an outcome ("experiments show …", "outperforms …")
     names(text)             the words of a question that name something (DBSCAN, LLaVA, Mamba, 19x19)
     says_name(name, text)   whether a text says a name (case and plural aside; an acronym by its initials too)
 
@@ -201,6 +204,37 @@ def asks_quantity(text: str) -> bool:
 def states_number(text: str) -> bool:
     """Whether a sentence states a number (a result, a count, a percentage)."""
     return bool(_NUMBER.search(text))
+
+
+_HOW = re.compile(r"\bhow\b(?!\s+(?:much|many|large|big|small|fast|long|well|often|far)\b)|\bways? to\b|"
+                  r"\b(?:approach|method|technique)(?:es|s)? (?:to|for)\b", re.I)
+_METHOD_VERBS = ("propose introduce present develop design use leverage employ formulate reformulate train learn model "
+                 "build construct cast relax combine replace decompose map align optimize optimise exploit apply adopt "
+                 "incorporate integrate treat encode represent group").split()
+_METHOD_VERB = "|".join(v[:-1] + "e?[sd]?" if v.endswith("e") else v + "(?:s|es|ed)?" for v in _METHOD_VERBS)
+# who does it: we, this paper, our method, or a name the paper gives its method ("DRL trains …", "LLM4EA uses …")
+_METHOD = re.compile(
+    r"(?:\b(?i:we|this paper|this work|our (?:method|approach|framework|model|algorithm))|\b[A-Za-z]*[A-Z][A-Za-z0-9-]*"
+    r"[A-Z0-9][A-Za-z0-9-]*)\s+(?:\w+\s+){0,2}?(?i:" + _METHOD_VERB + r")\b"
+    r"|(?i:\b(?:proposed|our) (?:method|approach|framework|model|algorithm|technique)\b|\bby \w+ing\b)")
+_RESULT = re.compile(r"\b(?:experiments?|empirical(?:ly)?|results? (?:show|demonstrate)|outperform\w*|"
+                     r"state-of-the-art|achiev\w+|extensive|evaluat\w+|benchmarks?|demonstrat\w+)\b", re.I)
+
+
+def asks_how(text: str) -> bool:
+    """Whether a question asks for a way of doing something: "how do people …?", "ways to …", "methods for …"
+    (not "how much …?", which asks for a number)."""
+    return bool(_HOW.search(text))
+
+
+def states_method(text: str) -> bool:
+    """Whether a sentence states what its paper does: "we propose …", "our method …", "by training …"."""
+    return bool(_METHOD.search(text))
+
+
+def states_result(text: str) -> bool:
+    """Whether a sentence reports an outcome: "experiments show …", "outperforms …", "achieves …"."""
+    return bool(_RESULT.search(text))
 
 
 def names(text: str) -> list[str]:

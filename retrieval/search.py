@@ -35,7 +35,7 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import asks_quantity, search_text, split_sentences
+from paperbot.text import asks_how, asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
@@ -382,9 +382,9 @@ class Retriever:
         """Each paper's sentences scored against the query, best quote first (retrieval/snippets.py)."""
         cached = self._sentences(view, paper_ids)
         terms = question_terms(view.keyword, query)
-        quantity = asks_quantity(query)
+        quantity, how = asks_quantity(query), asks_how(query)
         return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
-                                quantity=quantity) for pid in paper_ids]
+                                quantity=quantity, how=how) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
         """Each paper with the sentences that best answer the query, and whether it answers (retrieval/decision.py)."""

@@ -6,7 +6,8 @@ the question's content terms: its cosine, the IDF-weighted share of the question
 same share weighted by how few of the paper's sentences hold each term (the question's focus words:
 "discriminator" in "how do discriminators help flow matching models?", against the topic words every
 sentence of the paper repeats), whether it speaks for the paper ("we show …") about those terms, where
-it stands, and whether it states a number the question asks for. A conditional logit over these,
+it stands, whether it states a number the question asks for, and, for a question asking how, whether it
+states the paper's method ("we propose …", "by training …") or its results ("experiments show …"). A conditional logit over these,
 fitted on the sentences readers marked as answering (benchmarks/calibrate_quotes.py), orders the quotes.
 
 Each paper's answer score, cosine + COVERAGE_WEIGHT × term share read with its title, is one of the
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperbot.text import claims_for_paper, states_number
+from paperbot.text import claims_for_paper, states_method, states_number, states_result
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Quote
 
@@ -35,11 +36,14 @@ SHORT_QUOTE_WORDS = 12  # a first sentence this short ("We propose DRL.") names 
 # Which sentence answers: a logistic model over the features below, fitted on the answering sentences readers
 # labelled (benchmarks/calibrate_quotes.py, dev splits only; docs/benchmarks.md). Order as QUOTE_FEATURES.
 QUOTE_FEATURES = ("cosine", "coverage", "focus", "untitled", "first", "position", "claim", "words", "cosine_lead",
-                  "focus_lead", "number")
-QUOTE_MEAN = (0.5130, 0.2248, 0.2529, 0.1567, 0.1253, 0.5000, 0.3816, 3.1450, -0.1329, -0.4724, 0.0460)
-QUOTE_SCALE = (0.1536, 0.2313, 0.2699, 0.2263, 0.3310, 0.3277, 0.4858, 0.4029, 0.1083, 0.3050, 0.2094)
-QUOTE_WEIGHTS = (-0.0071, 0.2835, 0.3066, -0.0439, -0.5803, 0.0124, 0.6576, -0.0549, -0.0101, 0.2713, 0.2259)
-QUOTE_BIAS = -1.1848
+                  "focus_lead", "number", "how_method", "how_result", "how_first")
+QUOTE_MEAN = (0.5323, 0.2013, 0.2495, 0.1423, 0.1240, 0.5000, 0.4078, 3.1193, -0.1208, -0.4482, 0.0608, 0.0632,
+              0.0446, 0.0269)
+QUOTE_SCALE = (0.1335, 0.1999, 0.2498, 0.2091, 0.3296, 0.3273, 0.4914, 0.4063, 0.0992, 0.2852, 0.2390, 0.2433, 0.2064,
+               0.1619)
+QUOTE_WEIGHTS = (0.0360, -0.1013, 0.3298, 0.1790, -0.4145, -0.0055, 0.5736, 0.1572, 0.0484, 0.2889, 0.3892, 0.4309,
+                 -0.3183, -0.2045)
+QUOTE_BIAS = -1.5659
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,9 @@ class ScoredSentence:
     cosine_lead: float = 0.0  # its cosine minus the paper's best sentence's (0 for that one)
     focus_lead: float = 0.0  # its focus share minus the paper's best
     number: float = 0.0  # 1 when the question asks for a quantity and the sentence states a number
+    how_method: float = 0.0  # 1 when the question asks how and the sentence states the paper's method
+    how_result: float = 0.0  # 1 when the question asks how and the sentence reports results
+    how_first: float = 0.0  # 1 when the question asks how and this is the abstract's first sentence
 
     @property
     def score(self) -> float:
@@ -89,7 +96,7 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 
 
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
-                    title: str = "", quantity: bool = False) -> list[ScoredSentence]:
+                    title: str = "", quantity: bool = False, how: bool = False) -> list[ScoredSentence]:
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
@@ -97,6 +104,8 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     paper's sentences hold (its topic) says less about which sentence answers than one a single
     sentence holds (its focus: "discriminator" in "how do discriminators help flow matching models?").
     `quantity`: the question asks for a number ("how much faster …?"), which a sentence stating one may give.
+    `how`: the question asks how something is done, which the sentence stating the method answers, more than
+    the one reporting results or setting the scene.
     """
     if not quotes:
         return []
@@ -119,7 +128,9 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
             first=float(i == 0), position=i / (n - 1) if n > 1 else 0.0,
             claim=float(coverage > 0 and claims_for_paper(quote.text)), words=math.log1p(len(quote.text.split())),
             cosine_lead=float(cosine) - best_cosine, focus_lead=focus[i] - best_focus,
-            number=float(quantity and states_number(quote.text))))
+            number=float(quantity and states_number(quote.text)),
+            how_method=float(how and states_method(quote.text)), how_result=float(how and states_result(quote.text)),
+            how_first=float(how and i == 0)))
     return sorted(scored, key=lambda s: -s.score)
 
 

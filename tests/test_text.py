@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from paperbot.text import (clean_question, content_words, names, readable, says_name, sentences, split_sentences, stem,
-                           strip_control)
+from paperbot.text import (asks_how, clean_question, content_words, names, readable, says_name, sentences,
+                           split_sentences, states_method, states_result, stem, strip_control)
 
 
 @pytest.mark.parametrize(
@@ -120,3 +120,30 @@ def test_names_are_acronyms_inner_capitals_digits_and_capitals_after_the_first_w
 ])
 def test_a_name_is_said_as_a_word_in_any_case_or_by_its_initials(name, text, said):
     assert says_name(name, text) is said
+
+
+@pytest.mark.parametrize("question, how", [
+    ("How do discriminators help flow matching models?", True),
+    ("how can I train a depth model with few labels", True),
+    ("ways to detect jailbreak prompts", True),
+    ("methods for pruning protein folding models", True),
+    ("How much faster is the new sampler?", False),  # asks for a number
+    ("how many GPUs did they use", False),
+    ("Which paper proposes Bregman Safety Optimization?", False),
+])
+def test_a_question_asking_how_is_told_from_one_asking_how_much(question, how):
+    assert asks_how(question) is how
+
+
+@pytest.mark.parametrize("sentence, method, result", [
+    ("We propose DRL, which trains a discriminator and uses its logit as the reward.", True, False),
+    ("Our method relaxes the discrete search into a continuous one.", True, False),
+    ("It reaches the optimum by interpolating the sparse gradients.", True, False),
+    ("Experiments on three benchmarks show that DRL outperforms PPO.", False, True),
+    ("Empirically, the approach performs well in non-stationary settings.", False, True),
+    ("DRL trains a discriminator to separate data from samples.", True, False),  # the method's name as subject
+    ("Flow matching models have emerged as a strong family of generative models.", False, False),
+])
+def test_a_sentence_stating_a_method_is_told_from_one_reporting_results(sentence, method, result):
+    assert states_method(sentence) is method
+    assert states_result(sentence) is result

@@ -106,6 +106,23 @@ def test_the_focus_word_outweighs_the_topic_words():
     assert scored[0].focus > scored[1].focus
 
 
+def test_a_how_question_quotes_the_method_not_the_results():
+    import numpy as np
+
+    quotes = [Quote("Continual learning on non-stationary data streams loses plasticity.", 0, 67),
+              Quote("We model the drift of the parameters as an Ornstein-Uhlenbeck process.", 68, 139),
+              Quote("We show empirically that our approach performs well on non-stationary data streams.", 140, 223)]
+    vectors = np.array([[0.8, 0.6], [0.7, 0.71], [0.8, 0.6]], dtype=np.float16)
+    terms = {"stream": 0.3, "non": 0.1, "stationari": 0.3, "drift": 0.3}
+    question = np.array([1.0, 0.0])
+    asked_how = score_sentences(quotes, vectors, question, terms, how=True)
+    assert asked_how[0].quote.text.startswith("We model the drift"), [s.quote.text for s in asked_how]
+    assert asked_how[0].how_method == 1.0 and asked_how[-1].how_method == 0.0
+    # the same sentences for a question that does not ask how: nothing is read as a method or a result
+    plain = score_sentences(quotes, vectors, question, terms)
+    assert all(s.how_method == s.how_result == s.how_first == 0.0 for s in plain)
+
+
 def test_a_how_question_quotes_the_sentence_naming_the_mechanism(library):
     answer = extractive_answer(library.search("How do discriminators help flow matching models?"))
     assert answer.citations and answer.citations[0].label == "DRL", _labels(answer)
