@@ -210,7 +210,7 @@ _HOW = re.compile(r"\bhow\b(?!\s+(?:much|many|large|big|small|fast|long|well|oft
                   r"\b(?:approach|method|technique)(?:es|s)? (?:to|for)\b", re.I)
 _METHOD_VERBS = ("propose introduce present develop design use leverage employ formulate reformulate train learn model "
                  "build construct cast relax combine replace decompose map align optimize optimise exploit apply adopt "
-                 "incorporate integrate treat encode represent group").split()
+                 "incorporate integrate treat encode represent group call term dub").split()
 _METHOD_VERB = "|".join(v[:-1] + "e?[sd]?" if v.endswith("e") else v + "(?:s|es|ed)?" for v in _METHOD_VERBS)
 # who does it: we, this paper, our method, or a name the paper gives its method ("DRL trains …", "LLM4EA uses …")
 _METHOD = re.compile(

@@ -37,13 +37,13 @@ SHORT_QUOTE_WORDS = 12  # a first sentence this short ("We propose DRL.") names 
 # labelled (benchmarks/calibrate_quotes.py, dev splits only; docs/benchmarks.md). Order as QUOTE_FEATURES.
 QUOTE_FEATURES = ("cosine", "coverage", "focus", "untitled", "first", "position", "claim", "words", "cosine_lead",
                   "focus_lead", "number", "how_method", "how_result", "how_first")
-QUOTE_MEAN = (0.5323, 0.2013, 0.2495, 0.1423, 0.1240, 0.5000, 0.4078, 3.1193, -0.1208, -0.4482, 0.0608, 0.0632,
+QUOTE_MEAN = (0.5323, 0.2013, 0.2495, 0.1423, 0.1240, 0.5000, 0.4078, 3.1193, -0.1208, -0.4482, 0.0608, 0.0646,
               0.0446, 0.0269)
-QUOTE_SCALE = (0.1335, 0.1999, 0.2498, 0.2091, 0.3296, 0.3273, 0.4914, 0.4063, 0.0992, 0.2852, 0.2390, 0.2433, 0.2064,
+QUOTE_SCALE = (0.1335, 0.1999, 0.2498, 0.2091, 0.3296, 0.3273, 0.4914, 0.4063, 0.0992, 0.2852, 0.2390, 0.2457, 0.2064,
                0.1619)
-QUOTE_WEIGHTS = (0.0360, -0.1013, 0.3298, 0.1790, -0.4145, -0.0055, 0.5736, 0.1572, 0.0484, 0.2889, 0.3892, 0.4309,
-                 -0.3183, -0.2045)
-QUOTE_BIAS = -1.5659
+QUOTE_WEIGHTS = (0.0418, -0.0800, 0.2964, 0.1810, -0.4003, -0.0206, 0.5676, 0.1335, 0.0562, 0.2596, 0.3826, 0.4914,
+                 -0.2954, -0.2105)
+QUOTE_BIAS = -1.5506
 
 
 @dataclass(frozen=True)
