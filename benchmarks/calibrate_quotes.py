@@ -1,9 +1,10 @@
 """Fit which sentence of a paper is quoted (retrieval/snippets.py's QUOTE_* model) on readers' labelled answers.
 
 For every answerable question of the readers' dev sets (benchmarks/answer_bench.py: `shared-dev`,
-`neurips24-dev` to `-dev4`), every sentence of each gold paper is a row, labelled 1 when it is one of the sentences the reader marked as
-answering (compared as answer_bench compares quotes). A logistic regression over the sentence features
-(standardised, L2, each set weighing the same) gives the coefficients to paste into retrieval/snippets.py.
+`neurips24-dev` to `-dev4`), every sentence of each gold paper is a row, labelled 1 when it is one of the
+sentences the reader marked as answering (compared as answer_bench compares quotes). A logistic regression
+over the sentence features (standardised, L2, each set weighing the same) gives the coefficients to paste into
+retrieval/snippets.py.
 Printed beside them, cross-validated over the dev questions: how often the best-scored sentence of a gold
 paper is an answering one, for the fitted model and for the score it replaces (cosine + 0.75 x term share).
 

@@ -7,8 +7,9 @@ same share weighted by how few of the paper's sentences hold each term (the ques
 "discriminator" in "how do discriminators help flow matching models?", against the topic words every
 sentence of the paper repeats), whether it speaks for the paper ("we show …") about those terms, where
 it stands, whether it states a number the question asks for, and, for a question asking how, whether it
-states the paper's method ("we propose …", "by training …") or its results ("experiments show …"). A conditional logit over these,
-fitted on the sentences readers marked as answering (benchmarks/calibrate_quotes.py), orders the quotes.
+states the paper's method ("we propose …", "by training …") or its results ("experiments show …"). A
+conditional logit over these, fitted on the sentences readers marked as answering
+(benchmarks/calibrate_quotes.py), orders the quotes.
 
 Each paper's answer score, cosine + COVERAGE_WEIGHT × term share read with its title, is one of the
 signals retrieval/decision.py weighs to decide whether the paper answers at all.
