@@ -13,7 +13,7 @@ Two sets of labelled replies, each with the passages its prompt held:
   across passages, honest hedges, 10 in Chinese) and subtly wrong ones (a wrong
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
-  corpus and on a generated conference program; `--check-passages` rebuilds them;
+  corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
 * rebuilt: the same questions with their passages rebuilt against current retrieval
   (benchmarks/data/llm_answers_rebuilt.jsonl) and the answers rewritten for them.
 
@@ -144,10 +144,14 @@ def _plain(text: str) -> str:
 
 
 def measure_answers(cases: list[dict], embed, verbose: bool = False) -> dict:
-    """Per sentence: good answers shown whole, good sentences dropped, bad sentences shown (each printed)."""
+    """Per sentence: good answers shown whole, good sentences dropped, bad sentences shown (each printed). An answer
+    whose question retrieval now gives no passages is not counted: paperbot does not ask the LLM then."""
     out = {"whole": 0, "good": 0, "good_sentences": 0, "dropped": 0, "bad_sentences": 0, "bad_shown": 0,
-           "shown_bad": [], "dropped_good": []}
+           "shown_bad": [], "dropped_good": [], "not_asked": 0}
     for case in cases:
+        if not case["passages"]:
+            out["not_asked"] += 1
+            continue
         verdict = judge_reply(case["answer"], case["passages"], embed, question=case["question"])
         shown = _plain(verdict.text)
         whole = bool(verdict.text)
@@ -173,7 +177,8 @@ def measure_answers(cases: list[dict], embed, verbose: bool = False) -> dict:
 def answers_line(name: str, m: dict) -> str:
     return (f"{name:<9} good answers shown whole {m['whole']}/{m['good']} ({100 * m['whole'] / max(1, m['good']):.0f} %)"
             f"  good sentences dropped {m['dropped']}/{m['good_sentences']}"
-            f"  bad sentences shown {m['bad_shown']}/{m['bad_sentences']}")
+            f"  bad sentences shown {m['bad_shown']}/{m['bad_sentences']}"
+            + (f"  ({m['not_asked']} without passages: no LLM asked)" if m["not_asked"] else ""))
 
 
 def cross_lingual(cases: list[dict], encoder) -> str:
@@ -252,8 +257,8 @@ def timing(cases: list[dict], embedder) -> str:
             f"of the former check ({best['baseline']:.1f} ms); best of 3 over {len(cases)} replies")
 
 
-def check_passages(cases: list[dict], write: Path | None = None) -> int:
-    """Rebuild each answer's passages with retrieval as paperbot runs it (what the LLM is shown:
+def check_passages(source: Path = ANSWERS, write: Path | None = None) -> int:
+    """Rebuild the passages of each answer in `source` with retrieval as paperbot runs it (what the LLM is shown:
     `citations_for(hits, plausible=True)`); the number that differ. `write`: a copy of the answers with the
     rebuilt passages (their sentences then need rewriting for them, by a labeller)."""
     import tempfile
@@ -282,7 +287,7 @@ def check_passages(cases: list[dict], write: Path | None = None) -> int:
                 env["PAPERBOT_CORPUS"] = f"{tmp}/program"
             lib = Library(Settings.from_env(env), embedder=embedder)
             lib.ingest()
-            for line in ANSWERS.read_text(encoding="utf-8").splitlines():
+            for line in source.read_text(encoding="utf-8").splitlines():
                 item = json.loads(line) if line.strip() else None
                 if not item or item["corpus"] != corpus:
                     continue
@@ -295,7 +300,7 @@ def check_passages(cases: list[dict], write: Path | None = None) -> int:
             lib.close()
     if write is not None:
         lines = []
-        for line in ANSWERS.read_text(encoding="utf-8").splitlines():
+        for line in source.read_text(encoding="utf-8").splitlines():
             item = json.loads(line) if line.strip() else None
             if item and item["id"] in rebuilt:
                 item["passages"] = rebuilt[item["id"]]
@@ -368,7 +373,8 @@ def main() -> int:
     ap.add_argument("--verbose", action="store_true", help="print every reply judged wrongly")
     ap.add_argument("--timing", action="store_true", help="time the check against sentence encoding alone")
     ap.add_argument("--check-passages", action="store_true",
-                    help="rebuild the answers' passages by retrieval and report any that changed")
+                    help="rebuild the passages of the answers and of the rebuilt answers by retrieval and report "
+                         "any that changed")
     ap.add_argument("--write-passages", type=Path, metavar="FILE",
                     help="with --check-passages: write the answers with their rebuilt passages to FILE")
     args = ap.parse_args()
@@ -406,7 +412,8 @@ def main() -> int:
     if args.timing:
         print(timing(answers, embed.embedder))
     if args.check_passages:
-        print(f"passages changed: {check_passages(answers, write=args.write_passages)}/{len(answers)}")
+        print(f"passages changed: {check_passages(ANSWERS, write=args.write_passages)}/{len(answers)}")
+        print(f"rebuilt passages changed: {check_passages(REBUILT)}/{len(load_answers(REBUILT))}")
     if args.sweep:
         default = grounding.SUPPORT_THRESHOLD
         for threshold in (0.4, 0.45, 0.5, 0.55, 0.58, 0.6, 0.62, 0.64, 0.66, 0.68, 0.7, 0.75):
