@@ -32,6 +32,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -257,10 +258,11 @@ def timing(cases: list[dict], embedder) -> str:
             f"of the former check ({best['baseline']:.1f} ms); best of 3 over {len(cases)} replies")
 
 
-def check_passages(source: Path = ANSWERS, write: Path | None = None) -> int:
-    """Rebuild the passages of each answer in `source` with retrieval as paperbot runs it (what the LLM is shown:
-    `citations_for(hits, plausible=True)`); the number that differ. `write`: a copy of the answers with the
-    rebuilt passages (their sentences then need rewriting for them, by a labeller)."""
+def check_passages(sources: Sequence[Path] = (ANSWERS,), write: Path | None = None) -> list[int]:
+    """Rebuild the passages of each answer in each of `sources` with retrieval as paperbot runs it (what the LLM
+    is shown: `citations_for(hits, plausible=True)`), each corpus ingested once; per source, the number that
+    differ. `write`: a copy of the first source's answers with the rebuilt passages (their sentences then need
+    rewriting for them, by a labeller)."""
     import tempfile
 
     from benchmarks import shapes
@@ -273,8 +275,9 @@ def check_passages(source: Path = ANSWERS, write: Path | None = None) -> int:
     from retrieval.library import Library
 
     embedder = Embedder(EmbeddingSettings.from_env())
-    changed = 0
-    rebuilt: dict[str, list] = {}
+    items = [[json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+             for path in sources]
+    rebuilt: list[dict[str, list]] = [{} for _ in sources]
     with tempfile.TemporaryDirectory() as tmp:
         program = generate_program(80, sentence_pool(None), seed=7)
         program["results"] = shapes.program()["results"] + program["results"]
@@ -287,27 +290,19 @@ def check_passages(source: Path = ANSWERS, write: Path | None = None) -> int:
                 env["PAPERBOT_CORPUS"] = f"{tmp}/program"
             lib = Library(Settings.from_env(env), embedder=embedder)
             lib.ingest()
-            for line in source.read_text(encoding="utf-8").splitlines():
-                item = json.loads(line) if line.strip() else None
-                if not item or item["corpus"] != corpus:
-                    continue
-                hits = lib.search(item.get("search_query") or item["question"]).hits
-                built = [[c.n, c.label, c.quote] for c in citations_for(hits, plausible=True)]
-                if built != item["passages"]:
-                    changed += 1
-                    rebuilt[item["id"]] = built
-                    print(f"  passages changed: {item['id']} {item['question']!r}")
+            for path, answers, changed in zip(sources, items, rebuilt):
+                for item in (i for i in answers if i["corpus"] == corpus):
+                    hits = lib.search(item.get("search_query") or item["question"]).hits
+                    built = [[c.n, c.label, c.quote] for c in citations_for(hits, plausible=True)]
+                    if built != item["passages"]:
+                        changed[item["id"]] = built
+                        print(f"  passages changed ({path.name}): {item['id']} {item['question']!r}")
             lib.close()
     if write is not None:
-        lines = []
-        for line in source.read_text(encoding="utf-8").splitlines():
-            item = json.loads(line) if line.strip() else None
-            if item and item["id"] in rebuilt:
-                item["passages"] = rebuilt[item["id"]]
-                line = json.dumps(item, ensure_ascii=False)
-            lines.append(line)
+        lines = [json.dumps({**item, "passages": rebuilt[0].get(item["id"], item["passages"])}, ensure_ascii=False)
+                 for item in items[0]]
         write.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return changed
+    return [len(changed) for changed in rebuilt]
 
 
 def measure(cases: list[dict], embed, verbose: bool = False) -> dict:
@@ -412,8 +407,9 @@ def main() -> int:
     if args.timing:
         print(timing(answers, embed.embedder))
     if args.check_passages:
-        print(f"passages changed: {check_passages(ANSWERS, write=args.write_passages)}/{len(answers)}")
-        print(f"rebuilt passages changed: {check_passages(REBUILT)}/{len(load_answers(REBUILT))}")
+        changed, changed_rebuilt = check_passages((ANSWERS, REBUILT), write=args.write_passages)
+        print(f"passages changed: {changed}/{len(answers)}")
+        print(f"rebuilt passages changed: {changed_rebuilt}/{len(load_answers(REBUILT))}")
     if args.sweep:
         default = grounding.SUPPORT_THRESHOLD
         for threshold in (0.4, 0.45, 0.5, 0.55, 0.58, 0.6, 0.62, 0.64, 0.66, 0.68, 0.7, 0.75):

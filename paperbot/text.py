@@ -190,8 +190,9 @@ def claims_for_paper(text: str) -> bool:
     return bool(_FIRST_PERSON.intersection(words(text))) or bool(_THIS_WORK.search(text))
 
 
+_HOW_MUCH = "much|many|large|big|small|fast|long|well|often|far"  # "how much …?" asks for a number, not a way
 _QUANTITY = re.compile(
-    r"\bhow (?:much|many|large|big|small|fast|long|well|often|far)\b|\bby how\b|\b(?:what|which) (?:\w+ )?(?:accuracy|"
+    rf"\bhow (?:{_HOW_MUCH})\b|\bby how\b|\b(?:what|which) (?:\w+ )?(?:accuracy|"
     r"score|speed-?up|percentage|rate|error|improvement|gain|size|number|fid|performance)\b|\d", re.I)
 _NUMBER = re.compile(r"\d")
 
@@ -206,7 +207,7 @@ def states_number(text: str) -> bool:
     return bool(_NUMBER.search(text))
 
 
-_HOW = re.compile(r"\bhow\b(?!\s+(?:much|many|large|big|small|fast|long|well|often|far)\b)|\bways? to\b|"
+_HOW = re.compile(rf"\bhow\b(?!\s+(?:{_HOW_MUCH})\b)|\bways? to\b|"
                   r"\b(?:approach|method|technique)(?:es|s)? (?:to|for)\b", re.I)
 _METHOD_VERBS = ("propose introduce present develop design use leverage employ formulate reformulate train learn model "
                  "build construct cast relax combine replace decompose map align optimize optimise exploit apply adopt "

@@ -11,6 +11,15 @@ from retrieval.types import Quote
 HIPHY = "p92a182909f92740"  # the physics-aware video generation paper of the bundled corpus
 
 
+def _abstract(*sentences: str) -> list[Quote]:
+    """An abstract's sentences as quotes, each with its span in the abstract (one space between them)."""
+    quotes, start = [], 0
+    for text in sentences:
+        quotes.append(Quote(text, start, start + len(text)))
+        start += len(text) + 1
+    return quotes
+
+
 def _labels(answer) -> list[str]:
     return [c.label for c in answer.citations]
 
@@ -96,9 +105,9 @@ def test_a_paper_without_an_abstract_is_judged_by_its_chunks(library):
 def test_the_focus_word_outweighs_the_topic_words():
     import numpy as np
 
-    quotes = [Quote("Flow matching models often rely on preference-based reinforcement learning.", 0, 76),
-              Quote("Flow matching models generate images from noise.", 77, 126),
-              Quote("We train a discriminator to separate data from samples and use its logit as the reward.", 127, 214)]
+    quotes = _abstract("Flow matching models often rely on preference-based reinforcement learning.",
+                       "Flow matching models generate images from noise.",
+                       "We train a discriminator to separate data from samples and use its logit as the reward.")
     vectors = np.array([[0.8, 0.6], [0.75, 0.66], [0.5, 0.87]], dtype=np.float16)
     terms = {"flow": 0.2, "match": 0.2, "model": 0.1, "discrimin": 0.5}
     scored = score_sentences(quotes, vectors, np.array([1.0, 0.0]), terms, title="Discriminator rewards for flow models")
@@ -109,9 +118,9 @@ def test_the_focus_word_outweighs_the_topic_words():
 def test_a_how_question_quotes_the_method_not_the_results():
     import numpy as np
 
-    quotes = [Quote("Continual learning on non-stationary data streams loses plasticity.", 0, 67),
-              Quote("We model the drift of the parameters as an Ornstein-Uhlenbeck process.", 68, 139),
-              Quote("We show empirically that our approach performs well on non-stationary data streams.", 140, 223)]
+    quotes = _abstract("Continual learning on non-stationary data streams loses plasticity.",
+                       "We model the drift of the parameters as an Ornstein-Uhlenbeck process.",
+                       "We show empirically that our approach performs well on non-stationary data streams.")
     vectors = np.array([[0.8, 0.6], [0.7, 0.71], [0.8, 0.6]], dtype=np.float16)
     terms = {"stream": 0.3, "non": 0.1, "stationari": 0.3, "drift": 0.3}
     question = np.array([1.0, 0.0])
