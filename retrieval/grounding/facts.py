@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass
 
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
-from paperbot.text import GENERIC_WORDS, content_words, readable, stem
+from paperbot.text import GENERIC_WORDS, HAN, content_words, readable, stem
 from retrieval.grounding.debris import CITE
+from retrieval.translate import translate_chinese
 
 # -- words ------------------------------------------------------------------------------------
 
@@ -88,11 +89,22 @@ _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|simi
                               re.I)
 _NEGATED = re.compile(r"\b(?:(?<!with and )(?<!with or )without|no|zero|not|never|rather than|instead of)"
                       r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+# What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
+_DENIAL = re.compile(r"\b(?:(?<!with and )(?<!with or )without|no|zero|not|never|rather than|instead of)"
+                     r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
 _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
                      re.I)
 _DEGREE_DOWN = frozenset({"less", "least", "worse", "worst", "poorly", "barely"})
+# "most of the modules" against "a small subset of modules": a proportion, large or small, of the same thing.
+_PROPORTION = re.compile(r"\b(?:(?P<large>(?:the\s+)?(?:vast\s+)?majority\s+of|most\s+of|(?:nearly|almost)\s+all(?:\s+of)?|"
+                         r"the\s+bulk\s+of|most(?=\s+(?![a-z-]+ous\b)[a-z-]+s\b))|(?P<small>(?:a|only\s+a)\s+(?:very\s+)?"
+                         r"(?:small|tiny)\s+(?:subset|fraction|minority|portion|number|part|share|remainder)\s+of|"
+                         r"a\s+(?:small\s+)?(?:handful|minority)\s+of|(?:a\s+)?few|small\s+(?:subset|fraction|remainder)"
+                         r"(?:\s+of)?))\s+((?:[\w'’-]+\s*){1,4})", re.I)
+_PROPORTION_ZH = re.compile(r"(?:(?P<large>绝大多数|绝大部分|大多数|大部分|多数)|(?P<small>极少数|少数|一小部分|小部分|少量))的?"
+                            f"([{HAN}]+)")
 # "a single forward pass with zero oracle calls" against "a few forward passes": how many, said in words.
 _COUNT = re.compile(r"\b(zero|no|a single|single|only one|one|a few|few|a small number of|a handful of|several|"
                     r"multiple|many)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
@@ -119,6 +131,16 @@ def _bindings(text: str) -> set[tuple[float, str]]:
 def _degrees(text: str) -> set[tuple[bool, str]]:
     """(down, the word's stem) of every "more X" / "less X": "less suited" is (True, "suit")."""
     return {(m.group(1).lower() in _DEGREE_DOWN, s) for m in _DEGREE.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
+
+
+def _proportions(text: str) -> set[tuple[bool, str]]:
+    """(large, a stem of what is counted) of every proportion said in words: "most of the modules" is (True,
+    "modul"), "a small subset of modules" (False, "modul"); in Chinese, what is counted is translated."""
+    out = {(bool(m.group("large")), s) for m in _PROPORTION.finditer(text) for s in _ordered_stems(m.group(3))[:2]}
+    for m in _PROPORTION_ZH.finditer(text):  # the dictionaries load on the first Chinese proportion
+        english = translate_chinese(m.group(3))
+        out |= {(bool(m.group("large")), s) for s in _ordered_stems(english[0] if english else "")[:1]}
+    return out
 
 
 def _counts(text: str) -> set[tuple[str, str]]:
@@ -159,6 +181,7 @@ class Evidence:
     bindings: frozenset[tuple[float, str]]
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
+    proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
     keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
@@ -179,7 +202,7 @@ class Evidence:
                           if len(s) == 2),
             denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3]),
             bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
-            counts=frozenset(_counts(flat)), fixed=frozenset(_fixed(flat)),
+            counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)), fixed=frozenset(_fixed(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
@@ -255,7 +278,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     if not _SENTENCE_NEGATION.search(bare) and any(n <= stems for n in support.negated):
         return "the passage says it is done without that"
     if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both
-        for m in _NEGATED.finditer(bare + " "):
+        for m in [*_NEGATED.finditer(bare + " "), *_DENIAL.finditer(bare)]:
             denied = set(_ordered_stems(m.group(1))[:2])
             if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"
@@ -266,6 +289,9 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         said = {k for k, w in support.counts if w == word}
         if said and kind not in said:
             return f"the passage counts {sorted(said)[0]}, not {kind}"
+    for large, word in _proportions(bare):  # "most of the modules" where the passage says "a small subset"
+        if (not large, word) in support.proportions and (large, word) not in support.proportions:
+            return f"the passage says {'a small part' if large else 'most'}, not {'most' if large else 'a small part'}"
     lost, kept = _kept(bare, _LOSES), _kept(bare, _KEEPS)  # "erases its knowledge" where the passage says "retains"
     if (lost & support.keeps) - support.loses or (kept & support.loses) - support.keeps:
         return "the passage says the opposite"

@@ -262,6 +262,8 @@ HIPHY = ("We propose HiPhy, a reinforcement learning framework that grounds vide
          "dual-level objective: locally enforcing the temporal dynamics of individual physical principles, and globally "
          "ensuring the physical and semantic coherence of the entire scene.")
 SUDOKU = r"On Visual Sudoku, AS2 achieves 99.89\% cell accuracy and 100\%constraint satisfaction."
+BFM = ("In this work, we investigate whether the latent behavioral space induced by BFMs can serve as an effective "
+       "search space for Quality-Diversity (QD) methods.")
 HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with and without HopChain's multi-hop data) and "
        "compare them across 24 benchmarks.")
 @pytest.mark.parametrize("passage, sentence, problem", [
@@ -303,6 +305,14 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     (HIPHY, "Its objective works on two levels, local and global [1].", None),  # "dual-level"
     (SUDOKU, "AS2 reaches 100% constraint satisfaction on Visual Sudoku [1].", None),  # "100\\%constraint"
     (HOP, "They train under two RLVR settings, with and without the multi-hop data [1].", None),
+    (HYBRID, "Most of its modules are fully fine-tuned [1].", "says a small part, not most"),
+    (HYBRID, "LoRA adapts only a few modules, and the majority of modules get full fine-tuning [1].", "a small part"),
+    (HYBRID, "Only a small subset of modules is fully fine-tuned [1].", None),
+    (HYBRID, "It fully fine-tunes the most sensitive modules [1].", None),  # "most" of a degree, not a share
+    (HYBRID, "Hybrid-LoRA 对大多数模块做全量微调 [1]。", "a small part, not most"),
+    (HYBRID, "Hybrid-LoRA 只对少数模块做全量微调 [1]。", None),
+    (BFM, "QD methods search the raw parameter space instead of a latent behavioral space [1].", "is not so"),
+    (BFM, "QD methods search the latent behavioral space rather than raw policy parameters [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
