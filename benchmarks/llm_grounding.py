@@ -14,6 +14,10 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
+* held-out, held-out2: answers of the same kinds written after the checks were frozen
+  (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2.jsonl over
+  the passages retrieval builds for readers' questions on real NeurIPS 2024 papers): the
+  checks' independent evidence;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
   (benchmarks/data/llm_answers_rebuilt.jsonl) and the answers rewritten for them.
 
@@ -46,6 +50,9 @@ RECORDINGS = REPO / "tests" / "data" / "llm_recordings"
 SCRIPTED = REPO / "benchmarks" / "data" / "grounding_scripted.jsonl"
 ANSWERS = REPO / "benchmarks" / "data" / "llm_answers.jsonl"
 HELD_OUT = REPO / "benchmarks" / "data" / "llm_answers_heldout.jsonl"  # written after the checks were frozen
+# A second held-out set, over passages retrieval builds for readers' questions on real NeurIPS 2024 papers, written by a
+# labeller who had not seen the checks after the proportion and clause-long denial checks were frozen.
+HELD_OUT_2 = REPO / "benchmarks" / "data" / "llm_answers_heldout2.jsonl"
 # The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
 # them by a labeller who had not seen the checks.
 REBUILT = REPO / "benchmarks" / "data" / "llm_answers_rebuilt.jsonl"
@@ -188,7 +195,7 @@ def cross_lingual(cases: list[dict], encoder) -> str:
     The measure behind removing a Chinese sentence with no anchor: if alignment cannot tell the
     right passage from a wrong one, it cannot vouch for the sentence.
     """
-    from retrieval.grounding import _CITE, Meaning
+    from retrieval.grounding import CITE, Meaning
 
     rows = {"en": [], "zh": [], "zh, Chinese characters only": []}
     pool = [c for c in cases if c["label"] == "good"]
@@ -196,10 +203,10 @@ def cross_lingual(cases: list[dict], encoder) -> str:
         other = pool[(i + len(pool) // 2) % len(pool)]  # another question's passages
         meaning = Meaning(case["passages"] + [Passage.of(100 + p.n, p.label, p.text) for p in other["passages"]], encoder)
         for s in case["sentences"]:
-            cited = [int(n) for n in _CITE.findall(s["text"])]
+            cited = [int(n) for n in CITE.findall(s["text"])]
             if s["label"] != "good" or not cited:
                 continue
-            bare = " ".join(_CITE.sub(" ", s["text"]).split())
+            bare = " ".join(CITE.sub(" ", s["text"]).split())
             tokens = meaning.sentence_tokens(bare) if case["language"] == "en" else _all_tokens(encoder, bare)
             if tokens is None:
                 continue
@@ -387,21 +394,16 @@ def main() -> int:
         if cases:
             print(line(name, measure(cases, embed, verbose=args.verbose and name != "all")))
     answers = load_answers()
-    m = measure_answers(answers, embed)
-    print(answers_line("answers", m))
-    for key, text in m["shown_bad"]:
-        print(f"  BAD SHOWN {key}: {text}")
-    held_out = measure_answers(load_answers(HELD_OUT), embed)
-    print(answers_line("held-out", held_out))
-    for key, text in held_out["shown_bad"]:
-        print(f"  BAD SHOWN {key}: {text}")
-    rebuilt = measure_answers(load_answers(REBUILT), embed)
-    print(answers_line("rebuilt", rebuilt))
-    for key, text in rebuilt["shown_bad"]:
-        print(f"  BAD SHOWN {key}: {text}")
+    measured = {name: measure_answers(load_answers(path), embed)
+                for name, path in (("answers", ANSWERS), ("held-out", HELD_OUT), ("held-out2", HELD_OUT_2),
+                                   ("rebuilt", REBUILT))}
+    for name, m in measured.items():
+        print(answers_line(name, m))
+        for key, text in m["shown_bad"]:
+            print(f"  BAD SHOWN {key}: {text}")
     if args.verbose:
-        for name, measured in (("answers", m), ("held-out", held_out), ("rebuilt", rebuilt)):
-            for key, text, reason in measured["dropped_good"]:
+        for name, m in measured.items():
+            for key, text, reason in m["dropped_good"]:
                 print(f"  GOOD DROPPED ({name}) {key} ({reason or 'sentence removed'}): {text}")
         print(cross_lingual(answers, embed))
     if args.timing:
