@@ -87,12 +87,12 @@ _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
                               re.I)
-_NEGATED = re.compile(r"\b(?:(?<!with and )(?<!with or )without|no|zero|not|never|rather than|instead of)"
+_NEGATED = re.compile(r"\b(?!(?-i:[A-Z]{2,}\\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
                       r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
-_DENIAL = re.compile(r"\b(?:(?<!with and )(?<!with or )without|no|zero|not|never|rather than|instead of)"
+_DENIAL = re.compile(r"\b(?!(?-i:[A-Z]{2,}\\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
                      r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
-_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
+_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
 _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
                      re.I)
@@ -118,14 +118,103 @@ _GROWING = re.compile(r"\b([a-z][a-z-]+)\s+(?:that|which)\s+(?:grows?|increases?
                       r"|\b(?:growing|increasing|varying|changing)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%": which number goes with
 # which benchmark.
-_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?%?\s+(?:[a-z][a-z-]*\s+){0,3}(?:on|in)\s+([A-Za-z][\w.-]*[A-Za-z0-9])")
+_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?%?\s+(?:[a-z][A-Za-z-]*\s+){0,3}(?:on|in|for)\s+(?:the\s+)?"
+                            r"([A-Za-z0-9][\w.-]*[A-Za-z0-9])")
+# "on A and B …, attaining 16.87 and 20.05, respectively": the n-th number goes with the n-th name.
+_NAME_LIST = re.compile(r"(?<![\w.-])([A-Z][\w.-]*[A-Za-z0-9](?:\s*,\s*[A-Z][\w.-]*[A-Za-z0-9])*,?\s+and\s+"
+                        r"[A-Z][\w.-]*[A-Za-z0-9])")
+_NUMBER_LIST = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?\s?%?(?:\s*,\s*\d+(?:\.\d+)?\s?%?)*,?\s+and\s+\d+(?:\.\d+)?)")
 _BINDING_BEFORE = re.compile(r"(?:\b[Oo]n|在)\s*([A-Za-z][\w.-]*[A-Za-z0-9])\s*上?[^.。;；\d]{0,24}?(\d+(?:\.\d+)?)\s?%")
 
 
+def _bound_name(name: str) -> bool:
+    """A benchmark, model or setting a number can be given for: a name, a capitalized word, a size such as 8B."""
+    return bool(names(name) or name[:1].isupper() or re.fullmatch(r"\d+(?:\.\d+)?[BMK]", name))
+
+
 def _bindings(text: str) -> set[tuple[float, str]]:
-    """(number, the benchmark or setting it is given for): "87.77% on CLEVR-Hans7", "on Visual Sudoku … 99.89%"."""
-    out = {(float(v), n.lower()) for v, n in _BINDING_AFTER.findall(text) if names(n) or n[:1].isupper()}
-    return out | {(float(v), n.lower()) for n, v in _BINDING_BEFORE.findall(text) if names(n) or n[:1].isupper()}
+    """(number, the benchmark or setting it is given for): "87.77% on CLEVR-Hans7", "on Visual Sudoku … 99.89%",
+    "20% for 8B model", "on A and B …, 16.87 and 20.05, respectively"."""
+    near = {(float(v), n.lower()) for v, n in _BINDING_AFTER.findall(text) if _bound_name(n)}
+    near |= {(float(v), n.lower()) for n, v in _BINDING_BEFORE.findall(text) if _bound_name(n)}
+    out: set[tuple[float, str]] = set()
+    for clause in re.split(r"(?<=[.;])\s+", text):
+        if "respectively" not in clause.lower():
+            continue
+        lists = [[n.strip() for n in re.split(r"\s*,\s*(?:and\s+)?|,?\s+and\s+", m.group(1))]
+                 for m in _NAME_LIST.finditer(clause)]
+        for m in _NUMBER_LIST.finditer(clause):
+            values = [float(v) for v in re.findall(r"\d+(?:\.\d+)?", m.group(1))]
+            matched = [ns for ns in lists if len(ns) == len(values)]
+            if matched:
+                out |= {(v, n.lower()) for v, n in zip(values, matched[0])}
+    listed = {v for v, _ in out}  # a listed number goes with its place in the list, not with the name beside it
+    return out | {(v, n) for v, n in near if v not in listed}
+
+
+# "0.3% accuracy loss" against "improving by 0.3%": which way a number goes, from the words beside it.
+_UP = frozenset(stem(w) for w in "improve improvement increase gain gains boost raise raises higher more faster up better "
+                                 "speedup grows".split())
+_DOWN = frozenset(stem(w) for w in "loss losses drop decrease reduce reduction lower less fewer degrade degradation decline "
+                                   "cut cuts slower down worse saves saving".split())
+_NEAR_NUMBER = re.compile(r"((?:[\w-]+\s+){0,3})(\d+(?:\.\d+)?)\s?(?:%|×|x|-?fold|points?|pp)((?:\s+[\w-]+){0,3})")
+# "from 54.68% to 76.73%", "a transition from positional to semantic": which comes first.
+_FROM_TO = re.compile(r"\bfrom\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)%?\s+to\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)", re.I)
+# "checking a certificate is much simpler than finding one": what is compared with what, in which order.
+_THAN = re.compile(r"((?:[\w'’-]+\s+){1,4}?)(?:is\s+|are\s+|was\s+|were\s+)?(?:much\s+|far\s+|significantly\s+|"
+                   r"considerably\s+)?(?:more\s+|less\s+)?([a-z]+)\s+than\s+((?:[\w'’-]+\s*){1,3})", re.I)
+
+
+# "close to the expected return" against "far from the expected return": opposite words before the same thing.
+_OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lower"), ("large", "small"),
+              ("larger", "smaller"), ("fast", "slow"), ("faster", "slower"), ("early", "late"), ("strong", "weak"),
+              ("stronger", "weaker"), ("easy", "hard"), ("easier", "harder"), ("simple", "complex"),
+              ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"), ("improve", "degrade"),
+              ("improves", "degrades"), ("dense", "sparse"), ("short", "long"), ("shorter", "longer"),
+              ("positive", "negative"), ("online", "offline"), ("stable", "unstable"), ("linear", "nonlinear"))
+_OPPOSITE = {a: b for pair in _OPPOSITES for a, b in (pair, pair[::-1])}
+_BEFORE = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\s+((?:[\w'’-]+\s*){1,3})", re.I)
+# "cannot improve link sign prediction": a verb the passage denies.
+_DENIED_VERB = re.compile(r"\b(?:not|cannot|never|fails? to|unable to)\s+(?!only\b|just\b|merely\b|necessarily\b)"
+                          r"(?:be\s+)?([a-z][a-z-]+)", re.I)
+
+
+def _opposed(text: str) -> set[tuple[str, str]]:
+    """(the word, the first thing after it) for every word that has an opposite: "far from the expected return" is
+    ("far", "expect")."""
+    return {(m.group(1).lower(), s) for m in _BEFORE.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
+
+
+def _directions(text: str) -> set[tuple[float, bool]]:
+    """(number, up) for every number said to go up or down: "0.3% accuracy loss" is (0.3, False)."""
+    out = set()
+    for m in _NEAR_NUMBER.finditer(text):
+        near = {stem(w) for w in re.findall(r"[a-z]+", (m.group(1) + " " + m.group(3)).lower())}
+        up, down = bool(near & _UP), bool(near & _DOWN)
+        if up != down:
+            out.add((float(m.group(2)), up))
+    return out
+
+
+def _orders(text: str) -> set[tuple[str, str]]:
+    """(first, second) of every "from A to B": numbers as written, words as stems."""
+    out = set()
+    for m in _FROM_TO.finditer(text):
+        a, b = (x if re.fullmatch(r"[\d.]+", x) else stem(x.lower()) for x in (m.group(1).rstrip("."),
+                                                                           m.group(2).rstrip(".")))
+        if a != b:
+            out.add((a, b))
+    return out
+
+
+def _comparisons(text: str) -> list[tuple[frozenset[str], str, frozenset[str]]]:
+    """(what is said to be more so, the comparative, what it is compared with), each side as its own stems."""
+    out = []
+    for m in _THAN.finditer(text):
+        left, right = set(_ordered_stems(m.group(1))), set(_ordered_stems(m.group(3))[:2])
+        if left - right and right - left:
+            out.append((frozenset(left - right), stem(m.group(2).lower()), frozenset(right - left)))
+    return out
 
 
 def _degrees(text: str) -> set[tuple[bool, str]]:
@@ -182,6 +271,11 @@ class Evidence:
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
     proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
+    directions: frozenset[tuple[float, bool]] = frozenset()  # "0.3% accuracy loss": (0.3, False)
+    opposed: frozenset[tuple[str, str]] = frozenset()  # "far from the expected return": ("far", "expect")
+    denied_verbs: frozenset[str] = frozenset()  # "cannot improve": "improv"
+    orders: frozenset[tuple[str, str]] = frozenset()  # "from positional to semantic": ("posit", "semant")
+    comparisons: tuple[tuple[frozenset[str], str, frozenset[str]], ...] = ()  # "checking is simpler than finding"
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
     keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
@@ -202,7 +296,10 @@ class Evidence:
                           if len(s) == 2),
             denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3]),
             bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
-            counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)), fixed=frozenset(_fixed(flat)),
+            counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
+            directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
+            denied_verbs=frozenset(stem(m.group(1).lower()) for m in _DENIED_VERB.finditer(flat)), orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
+            fixed=frozenset(_fixed(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
@@ -282,6 +379,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             denied = set(_ordered_stems(m.group(1))[:2])
             if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"
+        for m in _DENIAL.finditer(bare):  # "works without a decoder" where the passage says "decoder-based"
+            denied = set(_ordered_stems(m.group(1)))
+            if len(denied) == 1 and denied <= support.stems and not denied & support.denied:
+                return "the passage does not say it is not so"
     for down, word in _degrees(bare):  # "best suited" where the passage says "less suited"
         if (not down, word) in support.degrees and (down, word) not in support.degrees:
             return "the passage says it the other way round"
@@ -292,6 +393,24 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     for large, word in _proportions(bare):  # "most of the modules" where the passage says "a small subset"
         if (not large, word) in support.proportions and (large, word) not in support.proportions:
             return f"the passage says {'a small part' if large else 'most'}, not {'most' if large else 'a small part'}"
+    for word, thing in _opposed(bare):  # "close to the expected return" where the passage says "far from" it
+        if (_OPPOSITE[word], thing) in support.opposed and (word, thing) not in support.opposed:
+            return f"the passage says {_OPPOSITE[word]}, not {word}"
+    if not _SENTENCE_NEGATION.search(bare):  # "improves link sign prediction" where the passage says "cannot improve"
+        said = {stem(w) for w in re.findall(r"[a-z]+", bare.lower())}
+        verbs = (support.denied_verbs & said) - STOP_STEMS
+        if verbs:
+            return f"the passage says it does not {sorted(verbs)[0]}"
+    for value, up in _directions(bare):  # "improving by 0.3%" where the passage says "0.3% accuracy loss"
+        if (value, not up) in support.directions and (value, up) not in support.directions:
+            return f"the passage says that number goes {'down' if up else 'up'}"
+    for a, b in _orders(bare):  # "from 76.73% to 54.68%" where the passage says "from 54.68% to 76.73%"
+        if (b, a) in support.orders and (a, b) not in support.orders:
+            return "the passage says it the other way round"
+    for left, word, right in _comparisons(bare):  # "finding is simpler than checking" where it is the other way
+        if any(w == word and pl & right and pr & left and not (pl & left and pr & right)
+               for pl, w, pr in support.comparisons):
+            return "the passage compares them the other way round"
     lost, kept = _kept(bare, _LOSES), _kept(bare, _KEEPS)  # "erases its knowledge" where the passage says "retains"
     if (lost & support.keeps) - support.loses or (kept & support.loses) - support.keeps:
         return "the passage says the opposite"
