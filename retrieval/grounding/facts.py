@@ -87,10 +87,10 @@ _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
                               re.I)
-_NEGATED = re.compile(r"\b(?!(?-i:[A-Z]{2,}\\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
+_NEGATED = re.compile(r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
                       r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
-_DENIAL = re.compile(r"\b(?!(?-i:[A-Z]{2,}\\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
+_DENIAL = re.compile(r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
                      r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
@@ -141,13 +141,15 @@ def _bindings(text: str) -> set[tuple[float, str]]:
     for clause in re.split(r"(?<=[.;])\s+", text):
         if "respectively" not in clause.lower():
             continue
-        lists = [[n.strip() for n in re.split(r"\s*,\s*(?:and\s+)?|,?\s+and\s+", m.group(1))]
+        lists = [(m.start(), m.end(), [n.strip() for n in re.split(r"\s*,\s*(?:and\s+)?|,?\s+and\s+", m.group(1))])
                  for m in _NAME_LIST.finditer(clause)]
         for m in _NUMBER_LIST.finditer(clause):
             values = [float(v) for v in re.findall(r"\d+(?:\.\d+)?", m.group(1))]
-            matched = [ns for ns in lists if len(ns) == len(values)]
-            if matched:
-                out |= {(v, n.lower()) for v, n in zip(values, matched[0])}
+            # the list of as many names nearest the numbers, before or after them
+            near_lists = sorted((max(m.start() - end, start - m.end()), ns) for start, end, ns in lists
+                                if len(ns) == len(values))
+            if near_lists:
+                out |= {(v, n.lower()) for v, n in zip(values, near_lists[0][1])}
     listed = {v for v, _ in out}  # a listed number goes with its place in the list, not with the name beside it
     return out | {(v, n) for v, n in near if v not in listed}
 

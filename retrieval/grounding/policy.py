@@ -23,14 +23,15 @@ HEDGE_MARK = "ⓘ"  # before a sentence that says what the passages do not cover
 
 _HEDGE = re.compile(
     r"^\W*(?:(?:however|but|unfortunately|note that),?\s+)?(?:"
-    r"(?:the|these)?\s*(?:provided\s+|given\s+|retrieved\s+|available\s+)?(?:passages?|abstracts?|sources?|excerpts?)\s+"
+    r"(?:the|these|this)?\s*(?:provided\s+|given\s+|retrieved\s+|available\s+|quoted\s+|cited\s+|above\s+)?"
+    r"(?:passages?|abstracts?|sources?|excerpts?|quotes?)\s+(?:itself\s+|themselves\s+|alone\s+)?"
     r"(?:do(?:es)?\s+not|don['’]t|doesn['’]t|did\s+not|never|(?:gives?|reports?|provides?|mentions?|states?|"
     r"includes?|offers?|contains?)\s+no)\b"
     r"|none of the (?:passages|abstracts|papers|sources)\b|no passage\b"
     r"|it is (?:not|un)(?:clear|stated|specified|known|reported)\b"
     r"|(?:this|that|it) is not (?:stated|reported|described|specified|covered|given|mentioned)\b"
     r"|there is no (?:information|mention|detail)\b)"
-    r"|(?:段落|文中|摘要|这些段落|所给段落|该段落|材料|资料)(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?(?:专门|详细|具体|明确|直接)?(?:说明|介绍|提及|提到|给出|报告|描述|指出|涉及|比较|解释|讨论|交代)"
+    r"|(?:段落|文中|摘要|这些段落|所给段落|该段落|引用段落|引文|材料|资料)(?:本身)?(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?(?:专门|详细|具体|明确|直接)?(?:说明|介绍|量化|描述|提及|提到|给出|报告|指出|涉及|比较|解释|讨论|交代)"
     r"|不清楚|尚不明确|未说明|未提及|没有提到|没有说明", re.I)
 
 

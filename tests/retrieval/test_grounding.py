@@ -330,6 +330,9 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     (PROOF, "Larger batches fail to improve stability [1].", None),
     (PROOF, "The explainer works without a decoder [1].", "is not so"),
     (PROOF, "The explainer is decoder-based [1].", None),
+    ("ZERO augments each input and averages the predictions.", "ZERO averages predictions over augmented inputs [1].",
+     None),  # a name in capitals, not a negation
+    ("Scene Completion with Context and Geometry: " + SCENE, "It reaches 41.2 mIoU on NuScenes [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
@@ -346,6 +349,11 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     ("目前还不清楚该方法能否扩展到视频。", True),
     ("The passage describes a dataset of 50K prompts [1].", False),
     ("BMT does not modify the model otherwise [1].", False),
+    ("The cited passage itself does not say which optimizer was used.", True),
+    ("The abstract gives no figure for the memory saved.", True),
+    ("该段落并未具体说明使用了哪种优化器。", True),
+    ("引用段落本身没有量化节省了多少内存。", True),
+    ("The passage gives a figure for the memory saved [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
