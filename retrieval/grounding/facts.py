@@ -87,12 +87,14 @@ _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
                               re.I)
-_NEGATED = re.compile(r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
-                      r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+# A negation word (a name in capitals, such as the method ZERO, is not one).
+_NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|"
+             r"instead of)")
+_NEGATED = re.compile(_NEGATION + r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
-_DENIAL = re.compile(r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not|never|cannot|rather than|instead of)"
-                     r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
-_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|avoid\w*|free)\b|无需|不|没有|无", re.I)
+_DENIAL = re.compile(_NEGATION + r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
+_SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|"
+                                r"avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
 _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
                      re.I)
