@@ -20,7 +20,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
-  (benchmarks/data/llm_answers_rebuilt.jsonl) and the answers rewritten for them.
+  (benchmarks/data/llm_answers_rebuilt.jsonl) and the answers rewritten for them;
+* own abstracts: every sentence of every real NeurIPS 2024 abstract, checked against its own
+  abstract (no labels needed: each refusal is a false one).
 
 Every reply goes through `retrieval.qa.judge_reply`, the very function answers
 go through, with the bundled embedder. Printed per set: the share of good
@@ -317,6 +319,33 @@ def check_passages(sources: Sequence[Path] = (ANSWERS,), write: Path | None = No
     return [len(changed) for changed in rebuilt]
 
 
+def own_abstracts(verbose: bool = False) -> str:
+    """Every sentence of every abstract judged by the exact checks against its own abstract: what an abstract says in
+    one sentence is not contradicted by another ("prior methods rely on external teachers" beside "ours works without
+    external teachers"), so every refusal is a false one. The real NeurIPS 2024 papers of ../shared/labelled when
+    they are there, else the bundled corpus."""
+    from benchmarks.answer_bench import LABELLED
+    from ingest.parse import discover, parse_file
+    from paperbot.settings import BUNDLED_CORPUS
+    from paperbot.text import readable, sentences
+    from retrieval.grounding import Evidence, fact_problem
+
+    root = LABELLED / "neurips2024_papers"
+    where = root if root.is_dir() else BUNDLED_CORPUS
+    abstracts = [p.abstract for f in discover([where]) for p in parse_file(f) if p.abstract]
+    total, refused = 0, []
+    for abstract in abstracts:
+        evidence = Evidence.of(abstract)
+        for sentence in sentences(abstract):
+            total += 1
+            problem = fact_problem(readable(sentence), evidence)
+            if problem:
+                refused.append(f"  REFUSED ({problem}): {sentence[:140]}")
+    head = (f"own-abstract sentences refused {len(refused)}/{total} "
+            f"({len(abstracts)} abstracts of {where.name}; goal 0)")
+    return "\n".join([head, *refused[:20 if verbose else 5]])
+
+
 def measure(cases: list[dict], embed, verbose: bool = False) -> dict:
     counts = {"good": [0, 0], "garbage": [0, 0], "miscited": [0, 0]}
     for case in cases:
@@ -406,6 +435,7 @@ def main() -> int:
         print(answers_line(name, m))
         for key, text in m["shown_bad"]:
             print(f"  BAD SHOWN {key}: {text}")
+    print(own_abstracts(args.verbose))
     if args.verbose:
         for name, m in measured.items():
             for key, text, reason in m["dropped_good"]:

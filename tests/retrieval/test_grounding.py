@@ -373,3 +373,18 @@ def test_a_hedge_is_shown_uncited_and_marked_but_checked_for_names():
 def test_a_reply_of_hedges_alone_shows_nothing():
     g = ground_reply("The passages do not say which method is best.", PASSAGES)
     assert g.text == ""
+
+
+def test_every_sentence_of_an_abstract_passes_the_exact_checks_against_its_own_abstract():
+    """What an abstract says in one sentence is not contradicted by what it says in another: "prior methods rely on
+    external teachers" beside "ours works without external teachers", "not only faster but also …"."""
+    from ingest.parse import discover, parse_file
+    from paperbot.settings import BUNDLED_CORPUS
+    from paperbot.text import readable
+    from retrieval.grounding import Evidence, fact_problem
+
+    papers = [p for f in discover([BUNDLED_CORPUS]) for p in parse_file(f) if p.abstract]
+    assert len(papers) > 40
+    refused = [(p.title, s, problem) for p in papers for s in sentences(p.abstract)
+               if (problem := fact_problem(readable(s), Evidence.of(p.abstract)))]
+    assert refused == []
