@@ -40,9 +40,17 @@ _MULTIPLIER = {"k": 1e3, "m": 1e6, "b": 1e9}
 _UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt", "points": "pt", "pp": "pt"}
 
 
+# "40-60%", "2.9× ~ 12.5×": a range whose unit is written once (or twice); both ends carry it.
+_RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|∼)\s?(\d+(?:\.\d+)?)\s?(%|×|x\b|-?fold|points?|pp)")
+
+
 def numbers(text: str) -> list[tuple[str, float, str | None]]:
-    """(as written, value, unit) of every number in `text`; 50K is 50000, "twelve" 12, "1000x" a factor."""
+    """(as written, value, unit) of every number in `text`; 50K is 50000, "twelve" 12, "1000x" a factor, "40-60%"
+    both 40% and 60%."""
     out: list[tuple[str, float, str | None]] = []
+    for m in _RANGE.finditer(text):
+        unit = _UNIT.get(m.group(3).lower(), m.group(3).lower())
+        out += [(f"{v}{m.group(3)}", float(v), unit) for v in (m.group(1), m.group(2))]
     for m in _NUMBER.finditer(text):
         if m.group(3):
             out.append((m.group(3), float(_NUMBER_WORDS[m.group(3).lower()]), None))
@@ -93,6 +101,8 @@ _NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|z
 _NEGATED = re.compile(_NEGATION + r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
 _DENIAL = re.compile(_NEGATION + r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
+# "previous methods are unable to create": what a passage says something cannot do (a sentence may deny it too).
+_UNABLE = re.compile(r"\b(?:unable to|fail(?:s|ed)? to|incapable of)\s+((?:[\w'’-]+\s*){1,5})", re.I)
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|"
                                 r"avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
@@ -333,7 +343,8 @@ class Evidence:
                          if len(s) >= 2),
             negated=_negated(flat),
             denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3])
-            | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))},
+            | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))}
+            | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))},
             bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
@@ -352,6 +363,9 @@ class Evidence:
         forms = {low, low.rstrip("s"), low + "s", low.replace("-", " "), low.replace("-", "")}
         if any(re.search(r"(?<![a-z0-9])" + re.escape(f) + r"(?![a-z0-9])", self.text) for f in forms if f):
             return True
+        if "-" in low and re.search(r"(?<![a-z0-9])" + re.escape(low.replace("-", "")) + r"(?![a-z0-9])",
+                                    self.text.replace("-", "")):
+            return True  # "ViT-MAE-H" for "ViT-MAEH"
         acronym = re.fullmatch(r"([A-Z][A-Z0-9]{1,7})s?", name)
         core = acronym.group(1) if acronym else name
         if len(core) >= 3:
@@ -419,6 +433,9 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"
         for m in _DENIAL.finditer(bare):  # "works without a decoder" where the passage says "decoder-based"
+            if not re.match(r"(?:without|no|zero|rather than|instead of|(?:not|never)\s+(?:by|in|on|for|with|from|of|"
+                            r"a|an|the|its|their)\b)", m.group(0), re.I):
+                continue  # a thing said to be absent; "could not create" denies an action, perhaps another's
             denied = set(_ordered_stems(m.group(1)))
             if len(denied) == 1 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"

@@ -330,6 +330,12 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     (PROOF, "Larger batches fail to improve stability [1].", None),
     (PROOF, "The explainer works without a decoder [1].", "is not so"),
     (PROOF, "The explainer is decoder-based [1].", None),
+    (r"PiToMe saved from 40-60\% FLOPs of ViT-MAEH.", "PiToMe saves 40–60% of the FLOPs of ViT-MAE-H [1].", None),
+    (r"PiToMe saved from 40-60\% FLOPs of ViT-MAEH.", "PiToMe saves 40% to 70% of the FLOPs [1].", "the number 70%"),
+    ("Previous methods are unable to create imaginary animals.", "Earlier methods could not create imaginary animals [1].",
+     None),
+    ("The peak is set by the spectrum and by the eigenvectors.", "The peak is set by the spectrum, not by the eigenvectors "
+     "[1].", "is not so"),
     ("ZERO augments each input and averages the predictions.", "ZERO averages predictions over augmented inputs [1].",
      None),  # a name in capitals, not a negation
     ("Scene Completion with Context and Geometry: " + SCENE, "It reaches 41.2 mIoU on NuScenes [1].", None),
@@ -354,6 +360,8 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     ("该段落并未具体说明使用了哪种优化器。", True),
     ("引用段落本身没有量化节省了多少内存。", True),
     ("The passage gives a figure for the memory saved [1].", False),
+    ("It does not explain how the mask is initialised.", True),
+    ("It does not require labels [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
