@@ -396,3 +396,19 @@ def test_every_sentence_of_an_abstract_passes_the_exact_checks_against_its_own_a
     refused = [(p.title, s, problem) for p in papers for s in sentences(p.abstract)
                if (problem := fact_problem(readable(s), Evidence.of(p.abstract)))]
     assert refused == []
+
+
+@pytest.mark.parametrize("line, echoed", [
+    ("[1] From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned", True),
+    ("From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned", True),
+    ('"From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When" finds that '
+     "analogies arise from co-occurrence alone [1].", False),
+    ("《From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When》发现类比能力来自共现 [1]。",
+     False),
+])
+def test_a_title_in_quotes_is_the_answer_citing_it_not_the_prompt_echoed(line, echoed):
+    from retrieval.grounding import echoes_prompt
+
+    label = "From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When"
+    passages = [Passage.of(1, label, "Word analogy completion can provably arise purely from co-occurrence modeling.")]
+    assert echoes_prompt(line, passages) is echoed
