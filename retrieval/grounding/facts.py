@@ -41,7 +41,8 @@ _UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt"
 
 
 # "40-60%", "2.9× ~ 12.5×": a range whose unit is written once (or twice); both ends carry it.
-_RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|∼)\s?(\d+(?:\.\d+)?)\s?(%|×|x\b|-?fold|points?|pp)")
+_RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|∼)\s?(\d+(?:\.\d+)?)\s?"
+                    r"(%|×|x\b|-?fold|points?|pp)")
 
 
 def numbers(text: str) -> list[tuple[str, float, str | None]]:
@@ -110,10 +111,12 @@ _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|w
                      re.I)
 _DEGREE_DOWN = frozenset({"less", "least", "worse", "worst", "poorly", "barely"})
 # "most of the modules" against "a small subset of modules": a proportion, large or small, of the same thing.
-_PROPORTION = re.compile(r"\b(?:(?P<large>(?:the\s+)?(?:vast\s+)?majority\s+of|most\s+of|(?:nearly|almost)\s+all(?:\s+of)?|"
-                         r"the\s+bulk\s+of|most(?=\s+(?![a-z-]+ous\b)[a-z-]+s\b))|(?P<small>(?:a|only\s+a)\s+(?:very\s+)?"
+_PROPORTION = re.compile(r"\b(?:(?P<large>(?:the\s+)?(?:vast\s+)?majority\s+of|most\s+of|"
+                         r"(?:nearly|almost)\s+all(?:\s+of)?|the\s+bulk\s+of|most(?=\s+(?![a-z-]+ous\b)[a-z-]+s\b))|"
+                         r"(?P<small>(?:a|only\s+a)\s+(?:very\s+)?"
                          r"(?:small|tiny)\s+(?:subset|fraction|minority|portion|number|part|share|remainder)\s+of|"
-                         r"a\s+(?:small\s+)?(?:handful|minority)\s+of|(?:a\s+)?few|small\s+(?:subset|fraction|remainder)"
+                         r"a\s+(?:small\s+)?(?:handful|minority)\s+of|(?:a\s+)?few|"
+                         r"small\s+(?:subset|fraction|remainder)"
                          r"(?:\s+of)?))\s+((?:[\w'’-]+\s*){1,4})", re.I)
 _PROPORTION_ZH = re.compile(r"(?:(?P<large>绝大多数|绝大部分|大多数|大部分|多数)|(?P<small>极少数|少数|一小部分|小部分|少量))的?"
                             f"([{HAN}]+)")
@@ -202,10 +205,10 @@ def _bindings(text: str) -> set[tuple[float, str]]:
 
 
 # "0.3% accuracy loss" against "improving by 0.3%": which way a number goes, from the words beside it.
-_UP = frozenset(stem(w) for w in "improve improvement increase gain gains boost raise raises higher more faster up better "
-                                 "speedup grows".split())
-_DOWN = frozenset(stem(w) for w in "loss losses drop decrease reduce reduction lower less fewer degrade degradation decline "
-                                   "cut cuts slower down worse saves saving".split())
+_UP = frozenset(stem(w) for w in "improve improvement increase gain gains boost raise raises higher more faster up "
+                                 "better speedup grows".split())
+_DOWN = frozenset(stem(w) for w in "loss losses drop decrease reduce reduction lower less fewer degrade degradation "
+                                   "decline cut cuts slower down worse saves saving".split())
 _NEAR_NUMBER = re.compile(r"((?:[\w-]+\s+){0,3})(\d+(?:\.\d+)?)\s?(?:%|×|x|-?fold|points?|pp)((?:\s+[\w-]+){0,3})")
 # "from 54.68% to 76.73%", "a transition from positional to semantic": which comes first.
 _FROM_TO = re.compile(r"\bfrom\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)%?\s+to\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)", re.I)
@@ -218,14 +221,11 @@ _THAN = re.compile(r"((?:[\w'’-]+\s+){1,4}?)(?:is\s+|are\s+|was\s+|were\s+)?(?
 _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lower"), ("large", "small"),
               ("larger", "smaller"), ("fast", "slow"), ("faster", "slower"), ("early", "late"), ("strong", "weak"),
               ("stronger", "weaker"), ("easy", "hard"), ("easier", "harder"), ("simple", "complex"),
-              ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"), ("improve", "degrade"),
-              ("improves", "degrades"), ("dense", "sparse"), ("short", "long"), ("shorter", "longer"),
+              ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"),
+              ("improve", "degrade"), ("improves", "degrades"), ("dense", "sparse"), ("short", "long"), ("shorter", "longer"),
               ("positive", "negative"), ("online", "offline"), ("stable", "unstable"), ("linear", "nonlinear"))
 _OPPOSITE = {a: b for pair in _OPPOSITES for a, b in (pair, pair[::-1])}
 _BEFORE = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\s+((?:[\w'’-]+\s*){1,3})", re.I)
-# "cannot improve link sign prediction": a verb the passage denies.
-_DENIED_VERB = re.compile(r"\b(?:not|cannot|never|fails? to|unable to)\s+(?!only\b|just\b|merely\b|necessarily\b)"
-                          r"(?:be\s+)?([a-z][a-z-]+)", re.I)
 
 
 def _opposed(text: str) -> set[tuple[str, str]]:
@@ -322,7 +322,6 @@ class Evidence:
     proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
     directions: frozenset[tuple[float, bool]] = frozenset()  # "0.3% accuracy loss": (0.3, False)
     opposed: frozenset[tuple[str, str]] = frozenset()  # "far from the expected return": ("far", "expect")
-    denied_verbs: frozenset[str] = frozenset()  # "cannot improve": "improv"
     orders: frozenset[tuple[str, str]] = frozenset()  # "from positional to semantic": ("posit", "semant")
     comparisons: tuple[tuple[frozenset[str], str, frozenset[str]], ...] = ()  # "checking is simpler than finding"
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
@@ -348,7 +347,7 @@ class Evidence:
             bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
-            denied_verbs=frozenset(stem(m.group(1).lower()) for m in _DENIED_VERB.finditer(flat)), orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
+            orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
             fixed=frozenset(_fixed(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
