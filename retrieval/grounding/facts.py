@@ -164,9 +164,14 @@ def _jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> floa
     return len(a & b) / max(1, len(a | b))
 
 
+def _clauses(text: str) -> list[str]:
+    """`text` cut after every full stop, semicolon, question or exclamation mark: what one statement says."""
+    return re.split(r"(?<=[.;!?])\s+", text)
+
+
 def _negated(text: str) -> tuple[Without, ...]:
     """What `text` says is done without, each with the sentence that says so and those that say it plainly."""
-    sentences = [(s, frozenset(_ordered_stems(s))) for s in re.split(r"(?<=[.;!?])\s+", text)]
+    sentences = [(s, frozenset(_ordered_stems(s))) for s in _clauses(text)]
     out = []
     for sentence, words in sentences:
         for m in _NEGATED.finditer(sentence):
@@ -188,7 +193,7 @@ def _bindings(text: str) -> set[tuple[float, str]]:
     near = {(float(v), n.lower()) for v, n in _BINDING_AFTER.findall(text) if _bound_name(n)}
     near |= {(float(v), n.lower()) for n, v in _BINDING_BEFORE.findall(text) if _bound_name(n)}
     out: set[tuple[float, str]] = set()
-    for clause in re.split(r"(?<=[.;])\s+", text):
+    for clause in _clauses(text):
         if "respectively" not in clause.lower():
             continue
         lists = [(m.start(), m.end(), [n.strip() for n in re.split(r"\s*,\s*(?:and\s+)?|,?\s+and\s+", m.group(1))])
@@ -222,8 +227,9 @@ _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lo
               ("larger", "smaller"), ("fast", "slow"), ("faster", "slower"), ("early", "late"), ("strong", "weak"),
               ("stronger", "weaker"), ("easy", "hard"), ("easier", "harder"), ("simple", "complex"),
               ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"),
-              ("improve", "degrade"), ("improves", "degrades"), ("dense", "sparse"), ("short", "long"), ("shorter", "longer"),
-              ("positive", "negative"), ("online", "offline"), ("stable", "unstable"), ("linear", "nonlinear"))
+              ("improve", "degrade"), ("improves", "degrades"), ("dense", "sparse"), ("short", "long"),
+              ("shorter", "longer"), ("positive", "negative"), ("online", "offline"), ("stable", "unstable"),
+              ("linear", "nonlinear"))
 _OPPOSITE = {a: b for pair in _OPPOSITES for a, b in (pair, pair[::-1])}
 _BEFORE = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\s+((?:[\w'’-]+\s*){1,3})", re.I)
 
