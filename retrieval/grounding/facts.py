@@ -84,8 +84,31 @@ _COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better 
                           r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger) than)\b"
                           r"|超过|优于|胜过|超越|好于|更好", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
-# Words that make a claim absolute; a sentence may use them only where its passage does.
-_ABSOLUTE = re.compile(r"\b(?:the only|always|regardless|solely|exclusively|guarantee[sd]?|invariably|entirely)\b", re.I)
+# Words that widen or narrow a claim's scope; a sentence may use one only where its passage says something of the same
+# kind (any word of either pattern): "across all types of agents" where the passage says "among agents trained in a
+# world model", "in only a minority of cases" where it says "in most cases". The question does not license them, and
+# after a negation they are emphasis ("without any fine-tuning", "not all"), read with the negation.
+_SCOPES = (
+    ("all", re.compile(r"\b(?:all(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|"
+                       r"\d+)\b)|every|any|always|never|regardless|universally|invariably|whatever|the only|solely|"
+                       r"exclusively|guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
+     re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|universal\w*|whatever|invariabl\w*|"
+                r"entire|whole|only|sole|solely|exclusive\w*|guarantee\w*|provabl\w*)\b", re.I)),
+    ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
+                            r"consistently)\b|完全|彻底", re.I),
+     re.compile(r"\b(?:full\w*|complete\w*|entire\w*|perfect\w*|total\w*|whole\w*|exact\w*|indistinguishable|"
+                r"reliabl\w*|consistent\w*|always)\b", re.I)),
+    ("strength", re.compile(r"\b(?:excellent\w*|dramatic(?:al)?(?:ly)?|vastly|substantial(?:ly)?|significant(?:ly)?|greatly|"
+                            r"drastic(?:al)?(?:ly)?|massive(?:ly)?|huge|remarkabl[ey]|tremendous(?:ly)?|far (?:better|more|"
+                            r"less|fewer|faster|higher|lower))\b|显著|大幅|极大", re.I),
+     re.compile(r"\b(?:significant\w*|substantial\w*|dramatic\w*|vast\w*|great\w*|drastic\w*|massive\w*|large\w*|"
+                r"considerabl\w*|remarkabl\w*|excellent|strong\w*|notabl\w*|marked\w*|huge|superior|impressive|"
+                r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
+    ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|narrow|rarely|seldom|marginal(?:ly)?|"
+                          r"modest(?:ly)?|small (?:set|number|subset|fraction|part|share))\b|少数|少量|极少|略微|稍微|稍有", re.I),
+     re.compile(r"\b(?:few|minority|handful|single|one|slight\w*|little|narrow\w*|rare\w*|seldom|marginal\w*|modest\w*|"
+                r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|only)\b", re.I)),
+)
 _PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
     r"better performance|superior|exceed\w*|"
@@ -398,11 +421,12 @@ NOT_A_CLAIM = re.compile(r"<[@#][!&]?\d+>|@everyone|@here|\(link removed\)", re.
 
 
 def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None, *, latin_terms: bool = False,
-                 number_words: bool = True, denials: bool = True) -> str | None:
+                 number_words: bool = True, denials: bool = True, scope: bool = True) -> str | None:
     """Why `support` (the cited passages) cannot vouch for the hard facts of `sentence`; None when it can.
 
     `latin_terms`: also every English word kept in a sentence in another script (a technical term).
     `number_words`: "five benchmarks" counts as a number (not in a hedge's "the two approaches").
+    `denials`, `scope`: read what it denies and how widely it claims (not in a hedge, which says what is not said).
     """
     bare = " ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())
     for written, value, unit in numbers(bare):
@@ -427,9 +451,13 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             return "the passage says it matches, not that it is better"
     if _SUPERLATIVE.search(bare) and not support.superlative:
         return "the passage claims no state of the art"
-    for m in _ABSOLUTE.finditer(bare):  # "the only effective route", "regardless of", where the passage hedges
-        if not re.search(r"\b" + re.escape(m.group(0).lower()), support.text):
-            return f"the passage does not say {m.group(0).lower()!r}"
+    if scope:
+        for scope_kind, scoped, licensed in _SCOPES:  # "the only effective route", "for all low-rank variants"
+            for m in scoped.finditer(bare):
+                if _SENTENCE_NEGATION.search(bare[max(0, m.start() - 24):m.start()]):
+                    continue
+                if not (licensed.search(support.text) or scoped.search(support.text)):
+                    return f"the passage does not say {m.group(0).lower()!r} (nothing of the kind: {scope_kind})"
     if not _SENTENCE_NEGATION.search(bare) and any(n.denies(stems) for n in support.negated):
         return "the passage says it is done without that"
     if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both

@@ -85,7 +85,8 @@ class Checker:
             return Decision(sentence, reason="filler", why="nothing to check")
         english = guess_language(bare) == "en"
         if is_hedge(bare):
-            problem = fact_problem(bare, self.everything, self.asked_evidence, number_words=False, denials=False)
+            problem = fact_problem(bare, self.everything, self.asked_evidence, number_words=False, denials=False,
+                                   scope=False)
             if problem:
                 return Decision(sentence, reason="fact", why=problem)
             return Decision(sentence, shown=f"{HEDGE_MARK} {bare}")

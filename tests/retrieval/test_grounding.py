@@ -339,6 +339,17 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("ZERO augments each input and averages the predictions.", "ZERO averages predictions over augmented inputs [1].",
      None),  # a name in capitals, not a negation
     ("Scene Completion with Context and Geometry: " + SCENE, "It reaches 41.2 mIoU on NuScenes [1].", None),
+    (DEVYN, "Learning the action parameterization is a simple route to scaling RL for all robots [1].", "'all'"),
+    (DEVYN, "Learning the action parameterization always scales RL for high-dimensional robots [1].", "'always'"),
+    (HOP, "They compare the two settings across all 24 benchmarks [1].", None),  # "all 24" counts, it does not widen
+    (SAFE, "ThinkSafe restores safety without any external teachers [1].", None),  # emphasis after a negation
+    (SAFE, "ThinkSafe reliably restores safety without external teachers [1].", "'reliably'"),
+    (GP, "The regret of GP batched UCB is fully characterized [1].", "'fully'"),
+    (SCENE, "It uses slightly less memory [1].", "'slightly'"),
+    (SCENE, "It uses substantially less memory, 35% less [1].", None),  # the number says how much
+    (HYBRID, "Only a small set of modules is fully fine-tuned [1].", None),  # "a small subset", "full fine-tuning"
+    (HYBRID, "Hybrid-LoRA 对所有模块做全量微调 [1]。", "'所有'"),
+    (LATENT, "Compliance dramatically suppresses safety mechanisms [1].", "'dramatically'"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
@@ -376,6 +387,8 @@ def test_a_hedge_is_shown_uncited_and_marked_but_checked_for_names():
     assert g.text == f"{GOOD_2} {HEDGE_MARK} The passages do not say whether NV-CoT was tested on video."
     wrong = ground_reply(f"{GOOD_2} The passages do not say whether NV-CoT beats LLaVA.", PASSAGES)
     assert wrong.text == GOOD_2 and wrong.removed == {"fact": 1}  # LLaVA is in no passage
+    scope = ground_reply(f"{GOOD_2} The passages do not say whether NV-CoT works for all MLLMs.", PASSAGES)
+    assert scope.text == f"{GOOD_2} {HEDGE_MARK} The passages do not say whether NV-CoT works for all MLLMs."
 
 
 def test_a_reply_of_hedges_alone_shows_nothing():
