@@ -90,10 +90,12 @@ _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)
 # after a negation they are emphasis ("without any fine-tuning", "not all"), read with the negation.
 _SCOPES = (
     ("all", re.compile(r"\b(?:all(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|"
-                       r"\d+)\b)|every|any|always|never|regardless|universally|invariably|whatever|the only|solely|"
-                       r"exclusively|guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
+                       r"\d+)\b)|every|any|always|never|regardless|universally|invariably|whatever|"
+                       r"guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
      re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|universal\w*|whatever|invariabl\w*|"
-                r"entire|whole|only|sole|solely|exclusive\w*|guarantee\w*|provabl\w*)\b", re.I)),
+                r"entire|whole|guarantee\w*|provabl\w*)\b", re.I)),
+    ("only", re.compile(r"\b(?:the only|solely|exclusively|merely)\b|唯一", re.I),
+     re.compile(r"(?<!not )\b(?:only|sole|solely|exclusive\w*|merely|alone|unique\w*)\b", re.I)),
     ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
                             r"consistently)\b|完全|彻底", re.I),
      re.compile(r"\b(?:full\w*|complete\w*|entire\w*|perfect\w*|total\w*|whole\w*|exact\w*|indistinguishable|"

@@ -350,6 +350,9 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     (HYBRID, "Only a small set of modules is fully fine-tuned [1].", None),  # "a small subset", "full fine-tuning"
     (HYBRID, "Hybrid-LoRA 对所有模块做全量微调 [1]。", "'所有'"),
     (LATENT, "Compliance dramatically suppresses safety mechanisms [1].", "'dramatically'"),
+    ("After fine-tuning on data with both complete and skipped steps, the models not only keep their accuracy but also "
+     "generalize.", "After fine-tuning solely on skipped steps, the models keep their accuracy [1].", "'solely'"),
+    (HYBRID, "Hybrid-LoRA is the only framework to rank modules under a fixed budget [1].", "'the only'"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
