@@ -73,6 +73,20 @@ def _squash(text: str) -> str:
     return " ".join(_words(text.replace("…", " ")))
 
 
+def _titled(line: str, passage: Passage) -> bool | None:
+    """For a line opening with the whole of a label that holds a colon: whether it goes on as the prompt's passage
+    line ("Label: text") rather than as a sentence about the paper ("Label uses …"); None for any other line."""
+    label = " ".join(passage.label.split())
+    if ":" not in label:
+        return None
+    flat = " ".join(re.sub(r"^\[\d{1,3}\]\s*", "", line).split())
+    if not flat.lower().startswith(label.lower()):
+        return None
+    after = flat[len(label):].lstrip()
+    opening = " ".join(_squash(passage.text).split()[:6])
+    return not after or after.startswith(":") or bool(opening and _squash(after).startswith(opening))
+
+
 def echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
     """A line that reproduces the prompt: a passage line ("[2] Label: …", or "[2]" and the start of the label
     or of the passage), a "Question:" line, a rule."""
@@ -85,6 +99,11 @@ def echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
         named = _squash(head.group(1))
         for p in passages:
             label, text = _squash(p.label), _squash(p.text)
+            titled = _titled(bare, p)
+            if titled is not None:  # a title with a colon of its own ("HYDRA-FL: Hybrid … Learning uses …")
+                if titled:
+                    return True
+                continue
             if label and (named == label or (len(named) >= 6 and label.startswith(named))):
                 return True
             if len(named) >= 12 and text.startswith(named):  # "The passage's first words: …"

@@ -4,6 +4,7 @@ negations, counts said in words and numbers tied to a benchmark must be what the
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
@@ -20,10 +21,18 @@ STOP_STEMS = frozenset(stem(w) for w in STOPWORDS) | STOPWORDS
 
 def plain(text: str) -> str:
     """Passage text as people read it (LaTeX rendered: 4.2$\\times$ → 4.2×, 10\\% → 10%), with Greek letters also
-    spelled out (β-DPO is also "beta-DPO"), to find numbers and names in."""
+    spelled out (β-DPO is also "beta-DPO") and accents dropped ("Rényi" is "Renyi"), to find numbers and names in."""
+    text = unaccented(text)
     shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text))  # "100\%constraint": 100 % of something
     spelled = re.sub(r"[$\\{}]", "", text)
     return shown if shown == spelled else f"{shown} {spelled}"
+
+
+def unaccented(text: str) -> str:
+    """`text` with the accents of Latin letters dropped ("Rényi" → "Renyi"); other scripts are left as they are."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
 
 
 # -- hard facts -------------------------------------------------------------------------------
@@ -31,7 +40,7 @@ def plain(text: str) -> str:
 _NUMBER_WORDS = {w: i for i, w in enumerate("two three four five six seven eight nine ten eleven twelve thirteen "
                                             "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(), 2)}
 _NUMBER = re.compile(r"(?<![\w.\-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
-                     r"|(?=[\s,;:.)\]/，。、）]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")\b",
+                     r"|(?=[\s,;:.)\]/*，。、）]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")\b",
                      re.I)
 # Words in a passage that give a count a sentence may state as a number: "a dual-track evaluation" has two tracks.
 _IMPLIED = re.compile(r"\b(?:(dual|double|twofold|two-fold|both|pair|twin|bi)|(triple|threefold|three-fold|tri))(?=[\s-])",
@@ -43,6 +52,8 @@ _UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt"
 # "40-60%", "2.9× ~ 12.5×": a range whose unit is written once (or twice); both ends carry it.
 _RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|∼)\s?(\d+(?:\.\d+)?)\s?"
                     r"(%|×|x\b|-?fold|points?|pp)")
+# "requiring 20-1000 steps": a range of counts, each end a number (not "Llama-2-7B", not "3-layer").
+_COUNT_RANGE = re.compile(r"(?<![\w.\-])(\d+)\s?(?:-|–|—)\s?(\d+)(?=\s+[a-z])")
 
 
 def numbers(text: str) -> list[tuple[str, float, str | None]]:
@@ -52,6 +63,8 @@ def numbers(text: str) -> list[tuple[str, float, str | None]]:
     for m in _RANGE.finditer(text):
         unit = _UNIT.get(m.group(3).lower(), m.group(3).lower())
         out += [(f"{v}{m.group(3)}", float(v), unit) for v in (m.group(1), m.group(2))]
+    for m in _COUNT_RANGE.finditer(text):
+        out += [(v, float(v), None) for v in (m.group(1), m.group(2))]
     for m in _NUMBER.finditer(text):
         if m.group(3):
             out.append((m.group(3), float(_NUMBER_WORDS[m.group(3).lower()]), None))
@@ -90,10 +103,10 @@ _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)
 # after a negation they are emphasis ("without any fine-tuning", "not all"), read with the negation.
 _SCOPES = (
     ("all", re.compile(r"\b(?:all(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|"
-                       r"\d+)\b)|every|any|always|never|regardless|universally|invariably|whatever|"
-                       r"guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
-     re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|universal\w*|whatever|invariabl\w*|"
-                r"entire|whole|guarantee\w*|provabl\w*)\b", re.I)),
+                       r"\d+)\b)|every|any|always|never|regardless|irrespective|universally|invariably|"
+                       r"whatever|guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
+     re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|irrespective|universal\w*|whatever|"
+                r"invariabl\w*|entire|whole|guarantee\w*|provabl\w*|agnostic)\b", re.I)),
     ("only", re.compile(r"\b(?:the only|solely|exclusively|merely)\b|唯一", re.I),
      re.compile(r"(?<!not )\b(?:only|sole|solely|exclusive\w*|merely|alone|unique\w*)\b", re.I)),
     ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
@@ -129,6 +142,10 @@ _NEGATED = re.compile(_NEGATION + r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 _DENIAL = re.compile(_NEGATION + r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
 # "previous methods are unable to create": what a passage says something cannot do (a sentence may deny it too).
 _UNABLE = re.compile(r"\b(?:unable to|fail(?:s|ed)? to|incapable of)\s+((?:[\w'’-]+\s*){1,5})", re.I)
+# "eliminating the need for Markov chain Monte Carlo": what a passage says is not needed (a sentence may deny it).
+_NEEDLESS = re.compile(r"\b(?:(?:eliminat|remov|obviat|avoid|bypass|sidestep)\w*\s+the\s+need\s+(?:for|of)|obviat\w*|"
+                       r"(?:no|without\s+the|without\s+any)\s+need\s+(?:for|of|to)|dispens\w*\s+with)\s+"
+                       r"((?:[\w'’-]+\s*){1,5})", re.I)
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|"
                                 r"avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
@@ -374,7 +391,8 @@ class Evidence:
             negated=_negated(flat),
             denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3])
             | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))}
-            | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))},
+            | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))}
+            | {w for m in _NEEDLESS.finditer(flat) for w in _ordered_stems(m.group(1))},
             bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
@@ -417,6 +435,8 @@ def _ordered_stems(text: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in words if w not in STOPWORDS and len(w) > 1))
 
 
+# "the two" ending a clause points back at things already named; it counts nothing new.
+_POINTING = re.compile(r"\b(?:the|these|those)\s+(" + "|".join(_NUMBER_WORDS) + r")\b(?=\s*(?:[.,;:!?)]|$))", re.I)
 _MENTION = re.compile(r"<[@#][!&]?\d+>")  # Discord mention syntax: its digits are an id, not a number
 # Mentions and removed links claim nothing (the front ends neutralize them); they are not checked as words.
 NOT_A_CLAIM = re.compile(r"<[@#][!&]?\d+>|@everyone|@here|\(link removed\)", re.I)
@@ -430,9 +450,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     `number_words`: "five benchmarks" counts as a number (not in a hedge's "the two approaches").
     `denials`, `scope`: read what it denies and how widely it claims (not in a hedge, which says what is not said).
     """
-    bare = " ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())
+    bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split()))
+    pointing = {m.group(1).lower() for m in _POINTING.finditer(bare)}  # "combine the two": what was just named
     for written, value, unit in numbers(bare):
-        if not number_words and not written[0].isdigit():
+        if not written[0].isdigit() and (not number_words or written.lower() in pointing):
             continue
         if not support.has_value(value, unit) and not (asked and asked.has_value(value, unit)):
             return f"the number {written} is not in the passage"

@@ -353,6 +353,24 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("After fine-tuning on data with both complete and skipped steps, the models not only keep their accuracy but also "
      "generalize.", "After fine-tuning solely on skipped steps, the models keep their accuracy [1].", "'solely'"),
     (HYBRID, "Hybrid-LoRA is the only framework to rank modules under a fixed budget [1].", "'the only'"),
+    ("Our sampler needs as few as *5* steps and beats baselines requiring 20-1000 steps.",
+     "It needs as few as 5 steps, where the baselines need from 20 to 1000 [1].", None),
+    ("Our sampler needs as few as *5* steps and beats baselines requiring 20-1000 steps.",
+     "It needs as few as 4 steps [1].", "the number 4"),
+    ("We fine-tune Llama-2-7B.", "It fine-tunes 7 models [1].", "the number 7"),  # a name, not the range 2-7
+    ("We give a Rényi DP accountant for fixed-size subsampling.", "它为固定大小子采样给出了 Renyi DP 会计方法 [1]。", None),
+    ("We give a Renyi DP accountant for fixed-size subsampling.", "它为固定大小子采样给出了 Rényi DP 会计方法 [1]。", None),
+    ("PRB is the first to combine contextual bandits with PageRank.", "It is the first method to combine the two [1].",
+     None),  # "the two" points back at what was named
+    ("PRB is the first to combine contextual bandits with PageRank.", "It combines two bandit algorithms with PageRank "
+     "[1].", "the number two"),
+    ("Energy Discrepancy eliminates the need for Markov chain Monte Carlo.", "So no Markov chain Monte Carlo is needed "
+     "[1].", None),
+    ("Energy Discrepancy relies on Markov chain Monte Carlo.", "So no Markov chain Monte Carlo is needed [1].",
+     "is not so"),
+    ("We introduce a camera-agnostic physical attack.", "The attack works regardless of the camera [1].", None),
+    ("We introduce a physical attack on a phone camera.", "The attack works regardless of the camera [1].",
+     "'regardless'"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
@@ -421,8 +439,14 @@ def test_every_sentence_of_an_abstract_passes_the_exact_checks_against_its_own_a
      "analogies arise from co-occurrence alone [1].", False),
     ("《From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When》发现类比能力来自共现 [1]。",
      False),
+    ("From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When finds that analogies "
+     "arise from co-occurrence alone [1].", False),  # the whole title, colon and all, as the sentence's subject
+    ("[1] From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When: Word analogy "
+     "completion can provably arise", True),
+    ("From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When Word analogy "
+     "completion can provably arise purely", True),
 ])
-def test_a_title_in_quotes_is_the_answer_citing_it_not_the_prompt_echoed(line, echoed):
+def test_a_title_quoted_or_as_a_subject_is_the_answer_citing_it_not_the_prompt_echoed(line, echoed):
     from retrieval.grounding import echoes_prompt
 
     label = "From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When"
