@@ -164,7 +164,8 @@ _PROPORTION_ZH = re.compile(r"(?:(?P<large>绝大多数|绝大部分|大多数|�
                             f"([{HAN}]+)")
 # "a single forward pass with zero oracle calls" against "a few forward passes": how many, said in words.
 _COUNT = re.compile(r"\b(zero|no|a single|single|only one|one|a few|few|a small number of|a handful of|several|"
-                    r"multiple|many)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+                    r"multiple|many|a set of|a collection of|a series of|a sequence of)\s+((?:[a-z][\w-]*\s*){1,2})",
+                    re.I)
 _COUNT_CLASS = {"zero": "none", "no": "none", "a single": "one", "single": "one", "only one": "one", "one": "one"}
 # "erases a model's latent knowledge" against "models retain latent knowledge": opposite verbs on the same thing.
 _KEEPS = re.compile(r"\b(?:retain|keep|preserv|maintain|restor)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
@@ -251,6 +252,22 @@ def _bindings(text: str) -> set[tuple[float, str]]:
     return out | {(v, n) for v, n in near if v not in listed}
 
 
+# "4 phases (+3 subphases)": how many of what. A sentence's number goes with the word right after it; a passage's with
+# any of the three after it ("38 downstream evaluation tasks" counts tasks).
+_COUNTED = re.compile(r"(?<![\w.,\-])(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)",
+                      re.I)
+
+
+def _counted(text: str, reach: int) -> set[tuple[float, str]]:
+    """(how many, the stem of a word counted) for each whole number followed by words, the first `reach` words."""
+    out = set()
+    for m in _COUNTED.finditer(text):
+        written = m.group(1).lower()
+        value = float(_NUMBER_WORDS[written]) if written in _NUMBER_WORDS else float(written)
+        out |= {(value, w) for w in _ordered_stems(" ".join(m.group(2).split()[:reach]))}
+    return out
+
+
 # "0.3% accuracy loss" against "improving by 0.3%": which way a number goes, from the words beside it.
 _UP = frozenset(stem(w) for w in "improve improvement increase gain gains boost raise raises higher more faster up "
                                  "better speedup grows".split())
@@ -271,7 +288,7 @@ _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lo
               ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"),
               ("improve", "degrade"), ("improves", "degrades"), ("dense", "sparse"), ("short", "long"),
               ("shorter", "longer"), ("positive", "negative"), ("online", "offline"), ("stable", "unstable"),
-              ("linear", "nonlinear"))
+              ("linear", "nonlinear"), ("absolute", "relative"))
 _OPPOSITE = {a: b for pair in _OPPOSITES for a, b in (pair, pair[::-1])}
 _BEFORE = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\s+((?:[\w'’-]+\s*){1,3})", re.I)
 
@@ -365,6 +382,7 @@ class Evidence:
     negated: tuple[Without, ...]  # what it says is done without: "without external teachers"
     denied: frozenset[str]  # every word it puts after a negation ("not", "no", "without", "never")
     bindings: frozenset[tuple[float, str]]
+    counted: frozenset[tuple[float, str]] = frozenset()  # "4 phases (+3 subphases)": (4, "phase"), (3, "subphas")
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
     proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
@@ -393,7 +411,7 @@ class Evidence:
             | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _NEEDLESS.finditer(flat) for w in _ordered_stems(m.group(1))},
-            bindings=frozenset(_bindings(flat)), degrees=frozenset(_degrees(flat)),
+            bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)), degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
@@ -528,4 +546,11 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         others = {n for v, n in support.bindings if v == value}
         if others and name not in others:
             return f"the passage gives that number for {sorted(others)[0]}"
+        given = {v for v, n in support.bindings if n == name}  # "2.8% on ImageNet" where it says 5.3% there
+        if given and value not in given and not others:
+            return f"the passage gives {name} another number"
+    for value, word in _counted(bare, 1):  # "3 phases" where the passage says "4 phases (+3 subphases)"
+        counts = {v for v, w in support.counted if w == word}
+        if counts and value not in counts:
+            return f"the passage counts {word} differently"
     return None

@@ -371,6 +371,17 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("We introduce a camera-agnostic physical attack.", "The attack works regardless of the camera [1].", None),
     ("We introduce a physical attack on a phone camera.", "The attack works regardless of the camera [1].",
      "'regardless'"),
+    ("We identify 4 phases (+3 subphases) in the phase-plane.", "It identifies 4 phases and 3 subphases [1].", None),
+    ("We identify 4 phases (+3 subphases) in the phase-plane.", "It identifies 3 phases and 4 subphases [1].",
+     "counts phase differently"),
+    ("Our methods improve 38 downstream evaluation tasks and 5 retrieval tasks.", "They improve 38 tasks [1].", None),
+    ("AS2 achieves 99.94% on CLEVR-Hans3 and an average accuracy of 80.1%.", "AS2 reaches 80.1% on CLEVR-Hans3 [1].",
+     "gives clevr-hans3 another number"),
+    ("It gives an absolute improvement of over 9% on SugarCrepe.", "It gives a relative improvement of over 9% on "
+     "SugarCrepe [1].", "says absolute, not relative"),
+    ("Yo'LLaVA embeds the subject into a set of latent tokens from a handful of images.",
+     "It embeds the subject into a single latent token [1].",
+     "counts some, not one"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
