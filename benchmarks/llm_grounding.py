@@ -14,9 +14,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
-* held-out, held-out2 … held-out7: answers of the same kinds written after the checks were
+* held-out, held-out2 … held-out8: answers of the same kinds written after the checks were
   frozen (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2 to
-  …_heldout7.jsonl over the passages retrieval builds for readers' questions on real
+  …_heldout8.jsonl over the passages retrieval builds for readers' questions on real
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
@@ -66,6 +66,8 @@ HELD_OUT_5 = REPO / "benchmarks" / "data" / "llm_answers_heldout5.jsonl"
 HELD_OUT_6 = REPO / "benchmarks" / "data" / "llm_answers_heldout6.jsonl"
 # The seventh, read only after 78a4af4 (whose readings were written on the sixth).
 HELD_OUT_7 = REPO / "benchmarks" / "data" / "llm_answers_heldout7.jsonl"
+# The eighth, read only after be0053f (whose readings were written on the sixth and seventh).
+HELD_OUT_8 = REPO / "benchmarks" / "data" / "llm_answers_heldout8.jsonl"
 # The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
 # them by a labeller who had not seen the checks.
 REBUILT = REPO / "benchmarks" / "data" / "llm_answers_rebuilt.jsonl"
@@ -438,6 +440,7 @@ def main() -> int:
                 for name, path in (("answers", ANSWERS), ("held-out", HELD_OUT), ("held-out2", HELD_OUT_2),
                                    ("held-out3", HELD_OUT_3), ("held-out4", HELD_OUT_4),
                                    ("held-out5", HELD_OUT_5), ("held-out6", HELD_OUT_6), ("held-out7", HELD_OUT_7),
+                                   ("held-out8", HELD_OUT_8),
                                    ("rebuilt", REBUILT))}
     for name, m in measured.items():
         print(answers_line(name, m))
