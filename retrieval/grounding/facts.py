@@ -94,7 +94,8 @@ def names(text: str) -> list[str]:
 
 
 _COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|superior|exceed\w*|"
-                          r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger) than)\b"
+                          r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger)"
+                          r"(?:\s+[\w-]+){0,2}\s+than)\b"
                           r"|超过|优于|胜过|超越|好于|更好", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
 # Words that widen or narrow a claim's scope; a sentence may use one only where its passage says something of the same
@@ -107,7 +108,7 @@ _SCOPES = (
                        r"whatever|guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
      re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|irrespective|universal\w*|whatever|"
                 r"invariabl\w*|entire|whole|guarantee\w*|provabl\w*|agnostic)\b", re.I)),
-    ("only", re.compile(r"\b(?:the only|solely|exclusively|merely)\b|唯一", re.I),
+    ("only", re.compile(r"\b(?:the only|solely|exclusively|merely|only (?:for|when|if|in|on|under|with))\b|唯一", re.I),
      re.compile(r"(?<!not )\b(?:only|sole|solely|exclusive\w*|merely|alone|unique\w*)\b", re.I)),
     ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
                             r"consistently)\b|完全|彻底", re.I),
@@ -127,13 +128,19 @@ _SCOPES = (
 _PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
     r"better performance|superior|exceed\w*|"
-    r"[a-z]+er than|fewer than|less than|gains? over|advantage over|state[- ]of[- ]the[- ]art|"
-    r"sota|(?:more|less)\s+[\w-]+\s+than)\b", re.I)
+    r"[a-z]+er(?:\s+[\w-]+){0,2}\s+than|[a-z]+er(?:\s+[\w-]+){0,3}\s+(?:compared|relative)\s+(?:to|with)|fewer than|less than|gains? over|advantage over|state[- ]of[- ]the[- ]art|"
+    r"sota|(?:more|less|fewer)(?:\s+[\w-]+){1,2}\s+than)\b", re.I)
 _PASSAGE_SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best|new record)\b", re.I)
 _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on par with|competitive with|similar to)"
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
                               re.I)
+# A sentence saying one thing is as good as another ("matches the previous state of the art"; not "the closest match").
+_CLAIMED_PARITY = re.compile(r"\b(?:match(?:es|ed|ing)?\s+(?:the|that|those|its|their|existing|prior|previous|state)|"
+                             r"on par|comparable (?:to|with)|as (?:good|accurate|effective) as|competitive with|"
+                             r"performs? similarly)\b", re.I)
+# A comparison that says something is worse ("slower query times than"), which a parity elsewhere does not contradict.
+_DISADVANTAGE = re.compile(r"\b(?:slower|worse|weaker|less accurate|underperform\w*)\b", re.I)
 # A negation word (a name in capitals, such as the method ZERO, is not one).
 _NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not(?!\s+(?:only|just|merely)\b)|"
              r"never|cannot|rather than|instead of)")
@@ -226,8 +233,10 @@ def _negated(text: str) -> tuple[Without, ...]:
 
 
 def _bound_name(name: str) -> bool:
-    """A benchmark, model or setting a number can be given for: a name, a capitalized word, a size such as 8B."""
-    return bool(names(name) or name[:1].isupper() or re.fullmatch(r"\d+(?:\.\d+)?[BMK]", name))
+    """A benchmark, model or setting a number can be given for: a name, a capitalized word, a size such as 8B, a
+    hyphenated setting such as low-resource."""
+    return bool(names(name) or name[:1].isupper() or re.fullmatch(r"\d+(?:\.\d+)?[BMK]", name)
+                or re.fullmatch(r"[a-z]+-[a-z]+", name))
 
 
 def _bindings(text: str) -> set[tuple[float, str]]:
@@ -258,14 +267,15 @@ _COUNTED = re.compile(r"(?<![\w.,\-])(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+((
                       re.I)
 
 
-def _counted(text: str, reach: int) -> set[tuple[float, str]]:
-    """(how many, the stem of a word counted) for each whole number followed by words, the first `reach` words."""
-    out = set()
+def _counted(text: str, reach: int) -> list[tuple[float, str]]:
+    """(how many, the stem of a word counted) for each whole number followed by words, the first `reach` words, in
+    the order written."""
+    out: dict[tuple[float, str], None] = {}
     for m in _COUNTED.finditer(text):
         written = m.group(1).lower()
         value = float(_NUMBER_WORDS[written]) if written in _NUMBER_WORDS else float(written)
-        out |= {(value, w) for w in _ordered_stems(" ".join(m.group(2).split()[:reach]))}
-    return out
+        out |= dict.fromkeys((value, w) for w in _ordered_stems(" ".join(m.group(2).split()[:reach])))
+    return list(out)
 
 
 # "0.3% accuracy loss" against "improving by 0.3%": which way a number goes, from the words beside it.
@@ -488,8 +498,13 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     if _COMPARATIVE.search(bare):
         if not support.comparative:
             return "the passage makes no such comparison"
-        if not _SENTENCE_PARITY.search(bare) and any(p <= stems for p in support.parity):
+        if (not _SENTENCE_PARITY.search(bare) and not _DISADVANTAGE.search(bare)
+                and any(p <= stems for p in support.parity)):
             return "the passage says it matches, not that it is better"
+    elif (_CLAIMED_PARITY.search(bare) and support.comparative and not support.parity
+          and not _SENTENCE_PARITY.search(support.text) and not _CLAIMED_PARITY.search(support.text)):
+        # "matches ISR" where the passage says "higher mAP than ISR"
+        return "the passage says it is better, not that it matches"
     if _SUPERLATIVE.search(bare) and not support.superlative:
         return "the passage claims no state of the art"
     if scope:

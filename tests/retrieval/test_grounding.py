@@ -379,6 +379,22 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "gives clevr-hans3 another number"),
     ("It gives an absolute improvement of over 9% on SugarCrepe.", "It gives a relative improvement of over 9% on "
      "SugarCrepe [1].", "says absolute, not relative"),
+    ("It gives an average improvement of 3.6% for high-resource languages and 2.3% for low-resource languages.",
+     "It gives an average improvement of 3.6% for low-resource languages [1].", "that number for high-resource"),
+    ("RC-PPO learns policies with comparable goal-reaching rates while achieving up to 57% lower costs compared to "
+     "existing methods.",
+     "RC-PPO learns policies with higher goal-reaching rates than existing methods [1].", "matches, not that it is"),
+    ("CION achieves higher mAP than the previous state-of-the-art ISR.", "Its scores match those of ISR [1].",
+     "better, not that it matches"),
+    ("CION achieves higher mAP than the previous state-of-the-art ISR.", "The closest match is CION, which achieves "
+     "higher mAP than ISR [1].", None),
+    ("CION achieves higher mAP than ISR on Market1501 as well as MSMT17.", "CION beats ISR on Market1501 as well as "
+     "MSMT17 [1].", None),  # "as well as" joins, it does not compare
+    ("We prove online consistency for all measurable functions.", "It proves online consistency, but only for "
+     "continuous functions [1].", "'only for'"),
+    ("They have slower query times than graph-based algorithms. LoRANN is competitive with the leading graph-based "
+     "algorithms.", "Clustering-based methods have slower query times than the leading graph-based algorithms [1].",
+     None),  # a disadvantage stated, which the parity elsewhere does not contradict
     ("Yo'LLaVA embeds the subject into a set of latent tokens from a handful of images.",
      "It embeds the subject into a single latent token [1].",
      "counts some, not one"),
