@@ -14,9 +14,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
-* held-out, held-out2 … held-out8: answers of the same kinds written after the checks were
+* held-out, held-out2 … held-out9: answers of the same kinds written after the checks were
   frozen (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2 to
-  …_heldout8.jsonl over the passages retrieval builds for readers' questions on real
+  …_heldout9.jsonl over the passages retrieval builds for readers' questions on real
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
@@ -68,6 +68,8 @@ HELD_OUT_6 = REPO / "benchmarks" / "data" / "llm_answers_heldout6.jsonl"
 HELD_OUT_7 = REPO / "benchmarks" / "data" / "llm_answers_heldout7.jsonl"
 # The eighth, read only after be0053f (whose readings were written on the sixth and seventh).
 HELD_OUT_8 = REPO / "benchmarks" / "data" / "llm_answers_heldout8.jsonl"
+# The ninth, read only after 7d132c6 (whose readings were written on the sixth to eighth).
+HELD_OUT_9 = REPO / "benchmarks" / "data" / "llm_answers_heldout9.jsonl"
 # The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
 # them by a labeller who had not seen the checks.
 REBUILT = REPO / "benchmarks" / "data" / "llm_answers_rebuilt.jsonl"
@@ -440,7 +442,7 @@ def main() -> int:
                 for name, path in (("answers", ANSWERS), ("held-out", HELD_OUT), ("held-out2", HELD_OUT_2),
                                    ("held-out3", HELD_OUT_3), ("held-out4", HELD_OUT_4),
                                    ("held-out5", HELD_OUT_5), ("held-out6", HELD_OUT_6), ("held-out7", HELD_OUT_7),
-                                   ("held-out8", HELD_OUT_8),
+                                   ("held-out8", HELD_OUT_8), ("held-out9", HELD_OUT_9),
                                    ("rebuilt", REBUILT))}
     for name, m in measured.items():
         print(answers_line(name, m))
