@@ -96,7 +96,7 @@ def names(text: str) -> list[str]:
 _COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|superior|exceed\w*|"
                           r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger)"
                           r"(?:\s+[\w-]+){0,2}\s+than)\b"
-                          r"|超过|优于|胜过|超越|好于|更好", re.I)
+                          r"|超过|优于|胜过|超越|好于|更好|高于|强于|快于", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
 # Words that widen or narrow a claim's scope; a sentence may use one only where its passage says something of the same
 # kind (any word of either pattern): "across all types of agents" where the passage says "among agents trained in a
@@ -178,12 +178,15 @@ _COUNT_CLASS = {"zero": "none", "no": "none", "a single": "one", "single": "one"
 _KEEPS = re.compile(r"\b(?:retain|keep|preserv|maintain|restor)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
 _LOSES = re.compile(r"\b(?:eras|los[et]|remov|destroy|discard|forget|forgot|eliminat)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
 # "a fixed parameter budget" against "a budget that grows with …".
-_FIXED = re.compile(r"\b(?:fixed|constant|static|unchanged)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+_FIXED = re.compile(r"\b(?:fixed|constant|static|unchanged)(?:,\s*[a-z-]+)?\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+# "adaptively-deformed UV coordinates" against "a fixed UV grid": what a passage says adapts or is learned.
+_ADAPTIVE = re.compile(r"\b(?:adaptive(?:ly)?(?:-[a-z]+)?|dynamic(?:ally)?(?:-[a-z]+)?|learn(?:ed|able)|trainable|"
+                       r"(?:data|input)-dependent)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 _GROWING = re.compile(r"\b([a-z][a-z-]+)\s+(?:that|which)\s+(?:grows?|increases?|varies|vary|changes?|scales?)\b"
                       r"|\b(?:growing|increasing|varying|changing)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
-# "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%": which number goes with
-# which benchmark.
-_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?%?\s+(?:[a-z][A-Za-z-]*\s+){0,3}(?:on|in|for)\s+(?:the\s+)?"
+# "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%", "2x faster than RNN-T":
+# which number goes with which benchmark or baseline.
+_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|x|×)?\s+(?:[a-z][A-Za-z-]*\s+){0,3}(?:on|in|for|than|over)\s+(?:the\s+)?"
                             r"([A-Za-z0-9][\w.-]*[A-Za-z0-9])")
 # "on A and B …, attaining 16.87 and 20.05, respectively": the n-th number goes with the n-th name.
 _NAME_LIST = re.compile(r"(?<![\w.-])([A-Z][\w.-]*[A-Za-z0-9](?:\s*,\s*[A-Z][\w.-]*[A-Za-z0-9])*,?\s+and\s+"
@@ -370,6 +373,20 @@ def _kept(text: str, verbs: re.Pattern[str]) -> set[str]:
     return {s for m in verbs.finditer(text) for s in _ordered_stems(m.group(1))[:3] if s not in GENERIC_WORDS}
 
 
+# "dissimilar" against "similar", "non-deforming" against "deforming": a word and its negating prefix before one thing.
+_NEGATING_PREFIXES = ("dis", "un", "non-", "non", "in", "im", "ir")
+_PREFIXED = re.compile(r"(?<![\w-])((?:dis|un|non-?|in|im|ir)([a-z]{4,}))\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
+_WORD_BEFORE = re.compile(r"(?<![\w-])([a-z]{4,})\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
+
+
+def _before(word: str, thing: str, text: str) -> bool:
+    """`word` stands in `text` right before a word whose stem is `thing` ("similar model …" for "model")."""
+    for m in re.finditer(r"(?<![\w-])" + re.escape(word) + r"\s+(?=((?:[\w'’-]+\s*){1,3}))", text):
+        if _ordered_stems(m.group(1))[:1] == [thing]:
+            return True
+    return False
+
+
 def _fixed(text: str) -> set[str]:
     return {s for m in _FIXED.finditer(text) for s in _ordered_stems(m.group(1))[:2]}
 
@@ -401,6 +418,7 @@ class Evidence:
     orders: frozenset[tuple[str, str]] = frozenset()  # "from positional to semantic": ("posit", "semant")
     comparisons: tuple[tuple[frozenset[str], str, frozenset[str]], ...] = ()  # "checking is simpler than finding"
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
+    adaptive: frozenset[str] = frozenset()  # what it says adapts or is learned: "adaptively-deformed UV coordinates"
     keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
 
@@ -425,7 +443,7 @@ class Evidence:
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
-            fixed=frozenset(_fixed(flat)),
+            fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
@@ -556,6 +574,18 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage says the opposite"
     if _growing(bare) & support.fixed:  # "a budget that grows" where the passage says "a fixed budget"
         return "the passage says it is fixed"
+    if (_fixed(bare) & support.adaptive) - support.fixed:  # "a fixed UV grid" where it says "adaptively-deformed UV"
+        return "the passage says it adapts"
+    for m in _PREFIXED.finditer(bare):  # "dissimilar model capabilities" where the passage says "similar model …"
+        negated, root, after = m.group(1).lower(), m.group(2).lower(), _ordered_stems(m.group(3))[:1]
+        if after and _before(root, after[0], support.text) and not _before(negated, after[0], support.text):
+            return f"the passage says {root}, not {negated}"
+    for m in _WORD_BEFORE.finditer(bare):  # "similar responses" where the passage says "dissimilar responses"
+        base, after = m.group(1).lower(), _ordered_stems(m.group(2))[:1]
+        if after and not _before(base, after[0], support.text):
+            for prefix in _NEGATING_PREFIXES:
+                if _before(prefix + base, after[0], support.text):
+                    return f"the passage says {prefix + base}, not {base}"
     bound = _bindings(bare)
     for value, name in bound:
         others = {n for v, n in support.bindings if v == value}

@@ -395,6 +395,20 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("They have slower query times than graph-based algorithms. LoRANN is competitive with the leading graph-based "
      "algorithms.", "Clustering-based methods have slower query times than the leading graph-based algorithms [1].",
      None),  # a disadvantage stated, which the parity elsewhere does not contradict
+    ("Our model is 2x faster than RNN-T and 16x faster than AED.", "It is 2x faster than RNN-T [1].", None),
+    ("Our model is 2x faster than RNN-T and 16x faster than AED.", "It is 16x faster than RNN-T [1].",
+     "that number for aed"),
+    ("Similar model capabilities can result in static debate dynamics.", "Dissimilar model capabilities can lead to "
+     "static debate dynamics [1].", "says similar, not dissimilar"),
+    ("Non-convex objectives are analysed too.", "It also analyses convex objectives [1].", "says non-convex, not convex"),
+    ("It covers strongly convex and general convex objectives, and non-convex objectives.", "It covers general convex "
+     "objectives [1].", None),
+    ("FAM maps 3D points to adaptively-deformed UV coordinates.", "FAM maps 3D points to a fixed UV grid [1].",
+     "says it adapts"),
+    ("FAM maps 3D points to adaptively-deformed UV coordinates.", "FAM maps 3D points to adaptively deformed UV "
+     "coordinates [1].", None),
+    ("It needs 1/16 of the computations of MBR while achieving equal translation quality.", "它的翻译质量高于 MBR [1]。",
+     "no such comparison"),
     ("Yo'LLaVA embeds the subject into a set of latent tokens from a handful of images.",
      "It embeds the subject into a single latent token [1].",
      "counts some, not one"),
