@@ -14,9 +14,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
-* held-out, held-out2 … held-out10: answers of the same kinds written after the checks were
+* held-out, held-out2 … held-out11: answers of the same kinds written after the checks were
   frozen (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2 to
-  …_heldout10.jsonl over the passages retrieval builds for readers' questions on real
+  …_heldout11.jsonl over the passages retrieval builds for readers' questions on real
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
@@ -73,6 +73,9 @@ HELD_OUT_9 = REPO / "benchmarks" / "data" / "llm_answers_heldout9.jsonl"
 # The tenth, read only after b279219 (whose readings were written on the sixth to ninth); ten of its questions ask for a
 # paper by its title's words (the dev questions had run out).
 HELD_OUT_10 = REPO / "benchmarks" / "data" / "llm_answers_heldout10.jsonl"
+# The eleventh, read only after 809c8d6 (nothing was written on it); all its questions ask for a paper by its title's
+# words, each about a paper no earlier set quotes.
+HELD_OUT_11 = REPO / "benchmarks" / "data" / "llm_answers_heldout11.jsonl"
 # The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
 # them by a labeller who had not seen the checks.
 REBUILT = REPO / "benchmarks" / "data" / "llm_answers_rebuilt.jsonl"
@@ -446,7 +449,7 @@ def main() -> int:
                                    ("held-out3", HELD_OUT_3), ("held-out4", HELD_OUT_4),
                                    ("held-out5", HELD_OUT_5), ("held-out6", HELD_OUT_6), ("held-out7", HELD_OUT_7),
                                    ("held-out8", HELD_OUT_8), ("held-out9", HELD_OUT_9),
-                                   ("held-out10", HELD_OUT_10),
+                                   ("held-out10", HELD_OUT_10), ("held-out11", HELD_OUT_11),
                                    ("rebuilt", REBUILT))}
     for name, m in measured.items():
         print(answers_line(name, m))
