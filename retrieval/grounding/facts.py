@@ -377,14 +377,14 @@ def _kept(text: str, verbs: re.Pattern[str]) -> set[str]:
 _NEGATING_PREFIXES = ("dis", "un", "non-", "non", "in", "im", "ir")
 _PREFIXED = re.compile(r"(?<![\w-])((?:dis|un|non-?|in|im|ir)([a-z]{4,}))\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
 _WORD_BEFORE = re.compile(r"(?<![\w-])([a-z]{4,})\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
+_FOLLOWED = re.compile(r"(?<![\w'’-])([\w'’-]+)\s+(?=((?:[\w'’-]+\s*){1,3}))")
 
 
-def _before(word: str, thing: str, text: str) -> bool:
-    """`word` stands in `text` right before a word whose stem is `thing` ("similar model …" for "model")."""
-    for m in re.finditer(r"(?<![\w-])" + re.escape(word) + r"\s+(?=((?:[\w'’-]+\s*){1,3}))", text):
-        if _ordered_stems(m.group(1))[:1] == [thing]:
-            return True
-    return False
+def _followed(text: str) -> set[tuple[str, str]]:
+    """(a word, the stem of the first content word after it) for every word of `text`: "similar model capabilities"
+    gives ("similar", "model"). A hyphenated word is one word ("non-convex")."""
+    return {(m.group(1).lower(), after[0]) for m in _FOLLOWED.finditer(text)
+            if (after := _ordered_stems(m.group(2))[:1])}
 
 
 def _fixed(text: str) -> set[str]:
@@ -419,6 +419,7 @@ class Evidence:
     comparisons: tuple[tuple[frozenset[str], str, frozenset[str]], ...] = ()  # "checking is simpler than finding"
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
     adaptive: frozenset[str] = frozenset()  # what it says adapts or is learned: "adaptively-deformed UV coordinates"
+    followed: frozenset[tuple[str, str]] = frozenset()  # each word with what follows it: ("similar", "model")
     keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
 
@@ -444,6 +445,7 @@ class Evidence:
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
+            followed=frozenset(_followed(flat.lower())),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
@@ -578,13 +580,13 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage says it adapts"
     for m in _PREFIXED.finditer(bare):  # "dissimilar model capabilities" where the passage says "similar model …"
         negated, root, after = m.group(1).lower(), m.group(2).lower(), _ordered_stems(m.group(3))[:1]
-        if after and _before(root, after[0], support.text) and not _before(negated, after[0], support.text):
+        if after and (root, after[0]) in support.followed and (negated, after[0]) not in support.followed:
             return f"the passage says {root}, not {negated}"
     for m in _WORD_BEFORE.finditer(bare):  # "similar responses" where the passage says "dissimilar responses"
         base, after = m.group(1).lower(), _ordered_stems(m.group(2))[:1]
-        if after and not _before(base, after[0], support.text):
+        if after and (base, after[0]) not in support.followed:
             for prefix in _NEGATING_PREFIXES:
-                if _before(prefix + base, after[0], support.text):
+                if (prefix + base, after[0]) in support.followed:
                     return f"the passage says {prefix + base}, not {base}"
     bound = _bindings(bare)
     for value, name in bound:
