@@ -281,6 +281,14 @@ def _counted(text: str, reach: int) -> list[tuple[float, str]]:
     return list(out)
 
 
+# "42% time savings and 30% memory savings": each figure with the word right after it, to see two of them swapped.
+_TAGGED = re.compile(r"(?<![\w.,\-])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s+([a-z][a-z-]*)", re.I)
+
+
+def _tagged(text: str) -> set[tuple[float, str]]:
+    return {(float(m.group(1)), after[0]) for m in _TAGGED.finditer(text) if (after := _ordered_stems(m.group(2)))}
+
+
 # "0.3% accuracy loss" against "improving by 0.3%": which way a number goes, from the words beside it.
 _UP = frozenset(stem(w) for w in "improve improvement increase gain gains boost raise raises higher more faster up "
                                  "better speedup grows".split())
@@ -420,6 +428,7 @@ class Evidence:
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
     adaptive: frozenset[str] = frozenset()  # what it says adapts or is learned: "adaptively-deformed UV coordinates"
     followed: frozenset[tuple[str, str]] = frozenset()  # each word with what follows it: ("similar", "model")
+    tagged: frozenset[tuple[float, str]] = frozenset()  # each figure with the word after it: (42.0, "time")
     keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
 
@@ -445,7 +454,7 @@ class Evidence:
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
-            followed=frozenset(_followed(flat.lower())),
+            followed=frozenset(_followed(flat.lower())), tagged=frozenset(_tagged(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
@@ -596,6 +605,13 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         given = {v for v, n in support.bindings if n == name}  # "2.8% on ImageNet" where it says 5.3% there
         if given and value not in given and not others:
             return f"the passage gives {name} another number"
+    tagged = sorted(_tagged(bare))
+    for first, first_word in tagged:  # "30% time and 42% memory savings" where the passage says 42% time, 30% memory
+        for second, second_word in tagged:
+            if (first != second and first_word != second_word
+                    and {(first, second_word), (second, first_word)} <= support.tagged
+                    and (first, first_word) not in support.tagged):
+                return "the passage gives those figures the other way round"
     for value, word in _counted(bare, 1):  # "3 phases" where the passage says "4 phases (+3 subphases)"
         counts = {v for v, w in support.counted if w == word}
         if counts and value not in counts:

@@ -372,7 +372,7 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("We introduce a physical attack on a phone camera.", "The attack works regardless of the camera [1].",
      "'regardless'"),
     ("We identify 4 phases (+3 subphases) in the phase-plane.", "It identifies 4 phases and 3 subphases [1].", None),
-    ("We identify 4 phases (+3 subphases) in the phase-plane.", "It identifies 3 phases and 4 subphases [1].",
+    ("We identify 4 phases (+3 subphases) in the phase-plane.", "It identifies 3 phases in the phase-plane [1].",
      "counts phase differently"),
     ("Our methods improve 38 downstream evaluation tasks and 5 retrieval tasks.", "They improve 38 tasks [1].", None),
     ("AS2 achieves 99.94% on CLEVR-Hans3 and an average accuracy of 80.1%.", "AS2 reaches 80.1% on CLEVR-Hans3 [1].",
@@ -409,6 +409,9 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "coordinates [1].", None),
     ("It needs 1/16 of the computations of MBR while achieving equal translation quality.", "它的翻译质量高于 MBR [1]。",
      "no such comparison"),
+    ("It gives roughly 42% time savings and 30% memory savings.", "It saves about 30% memory and 42% time [1].", None),
+    ("It gives roughly 42% time savings and 30% memory savings.", "It gives roughly 30% time savings and 42% memory "
+     "savings [1].", "figures the other way round"),
     ("Yo'LLaVA embeds the subject into a set of latent tokens from a handful of images.",
      "It embeds the subject into a single latent token [1].",
      "counts some, not one"),
