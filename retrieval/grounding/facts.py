@@ -587,15 +587,17 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage says it is fixed"
     if (_fixed(bare) & support.adaptive) - support.fixed:  # "a fixed UV grid" where it says "adaptively-deformed UV"
         return "the passage says it adapts"
-    for m in _PREFIXED.finditer(bare):  # "dissimilar model capabilities" where the passage says "similar model …"
+    contrasted = _followed(bare.lower()) if denials else set()  # naming both ("signed, not unsigned") contrasts
+    for m in _PREFIXED.finditer(bare) if denials else ():  # "dissimilar capabilities" where the passage says "similar"
         negated, root, after = m.group(1).lower(), m.group(2).lower(), _ordered_stems(m.group(3))[:1]
-        if after and (root, after[0]) in support.followed and (negated, after[0]) not in support.followed:
+        if (after and (root, after[0]) in support.followed - contrasted
+                and (negated, after[0]) not in support.followed):
             return f"the passage says {root}, not {negated}"
-    for m in _WORD_BEFORE.finditer(bare):  # "similar responses" where the passage says "dissimilar responses"
+    for m in _WORD_BEFORE.finditer(bare) if denials else ():  # "similar responses" where it says "dissimilar"
         base, after = m.group(1).lower(), _ordered_stems(m.group(2))[:1]
         if after and (base, after[0]) not in support.followed:
             for prefix in _NEGATING_PREFIXES:
-                if (prefix + base, after[0]) in support.followed:
+                if (prefix + base, after[0]) in support.followed - contrasted:
                     return f"the passage says {prefix + base}, not {base}"
     bound = _bindings(bare)
     for value, name in bound:

@@ -401,6 +401,8 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("Similar model capabilities can result in static debate dynamics.", "Dissimilar model capabilities can lead to "
      "static debate dynamics [1].", "says similar, not dissimilar"),
     ("Non-convex objectives are analysed too.", "It also analyses convex objectives [1].", "says non-convex, not convex"),
+    ("We infer neural signed distance functions from noisy point clouds.", "It infers signed distance functions, not "
+     "unsigned distance functions [1].", None),  # naming both, it contrasts them
     ("It covers strongly convex and general convex objectives, and non-convex objectives.", "It covers general convex "
      "objectives [1].", None),
     ("FAM maps 3D points to adaptively-deformed UV coordinates.", "FAM maps 3D points to a fixed UV grid [1].",
@@ -454,6 +456,9 @@ def test_a_hedge_is_shown_uncited_and_marked_but_checked_for_names():
     assert wrong.text == GOOD_2 and wrong.removed == {"fact": 1}  # LLaVA is in no passage
     scope = ground_reply(f"{GOOD_2} The passages do not say whether NV-CoT works for all MLLMs.", PASSAGES)
     assert scope.text == f"{GOOD_2} {HEDGE_MARK} The passages do not say whether NV-CoT works for all MLLMs."
+    gap = "The passages do not say whether NV-CoT handles discontinuous numerical coordinates."
+    prefixed = ground_reply(f"{GOOD_2} {gap}", PASSAGES)  # a hedge does not contradict "continuous numerical …"
+    assert prefixed.text == f"{GOOD_2} {HEDGE_MARK} {gap}"
 
 
 def test_a_reply_of_hedges_alone_shows_nothing():
