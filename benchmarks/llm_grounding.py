@@ -208,7 +208,8 @@ def measure_answers(cases: list[dict], embed, verbose: bool = False) -> dict:
 
 
 def answers_line(name: str, m: dict) -> str:
-    return (f"{name:<10} good answers shown whole {m['whole']}/{m['good']} ({100 * m['whole'] / max(1, m['good']):.0f} %)"
+    whole = 100 * m["whole"] / max(1, m["good"])
+    return (f"{name:<10} good answers shown whole {m['whole']}/{m['good']} ({whole:.0f} %)"
             f"  good sentences dropped {m['dropped']}/{m['good_sentences']}"
             f"  bad sentences shown {m['bad_shown']}/{m['bad_sentences']}"
             + (f"  ({m['not_asked']} without passages: no LLM asked)" if m["not_asked"] else ""))

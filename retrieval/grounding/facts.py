@@ -114,9 +114,10 @@ _SCOPES = (
                             r"consistently)\b|完全|彻底", re.I),
      re.compile(r"\b(?:full\w*|complete\w*|entire\w*|perfect\w*|total\w*|whole\w*|exact\w*|indistinguishable|"
                 r"reliabl\w*|consistent\w*|always)\b", re.I)),
-    ("strength", re.compile(r"\b(?:excellent\w*|dramatic(?:al)?(?:ly)?|vastly|substantial(?:ly)?|significant(?:ly)?|greatly|"
-                            r"drastic(?:al)?(?:ly)?|massive(?:ly)?|huge|remarkabl[ey]|tremendous(?:ly)?|far (?:better|more|"
-                            r"less|fewer|faster|higher|lower))\b|显著|大幅|极大", re.I),
+    ("strength", re.compile(r"\b(?:excellent\w*|dramatic(?:al)?(?:ly)?|vastly|substantial(?:ly)?|"
+                            r"significant(?:ly)?|greatly|drastic(?:al)?(?:ly)?|massive(?:ly)?|huge|remarkabl[ey]|"
+                            r"tremendous(?:ly)?|far (?:better|more|less|fewer|faster|higher|lower))\b|显著|大幅|极大",
+                            re.I),
      re.compile(r"\b(?:significant\w*|substantial\w*|dramatic\w*|vast\w*|great\w*|drastic\w*|massive\w*|large\w*|"
                 r"considerabl\w*|remarkabl\w*|excellent|strong\w*|notabl\w*|marked\w*|huge|superior|impressive|"
                 r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
@@ -128,7 +129,8 @@ _SCOPES = (
 _PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
     r"better performance|superior|exceed\w*|"
-    r"[a-z]+er(?:\s+[\w-]+){0,2}\s+than|[a-z]+er(?:\s+[\w-]+){0,3}\s+(?:compared|relative)\s+(?:to|with)|fewer than|less than|gains? over|advantage over|state[- ]of[- ]the[- ]art|"
+    r"[a-z]+er(?:\s+[\w-]+){0,2}\s+than|[a-z]+er(?:\s+[\w-]+){0,3}\s+(?:compared|relative)\s+(?:to|with)|"
+    r"fewer than|less than|gains? over|advantage over|state[- ]of[- ]the[- ]art|"
     r"sota|(?:more|less|fewer)(?:\s+[\w-]+){1,2}\s+than)\b", re.I)
 _PASSAGE_SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best|new record)\b", re.I)
 _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on par with|competitive with|similar to)"
@@ -186,8 +188,8 @@ _GROWING = re.compile(r"\b([a-z][a-z-]+)\s+(?:that|which)\s+(?:grows?|increases?
                       r"|\b(?:growing|increasing|varying|changing)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "99.94% on CLEVR-Hans3", "在 CLEVR-Hans7 上达到 99.94%", "On CLEVR-Hans7 it reaches 87.77%", "2x faster than RNN-T":
 # which number goes with which benchmark or baseline.
-_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|x|×)?\s+(?:[a-z][A-Za-z-]*\s+){0,3}(?:on|in|for|than|over)\s+(?:the\s+)?"
-                            r"([A-Za-z0-9][\w.-]*[A-Za-z0-9])")
+_BINDING_AFTER = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|x|×)?\s+(?:[a-z][A-Za-z-]*\s+){0,3}(?:on|in|for|than|over)\s+"
+                            r"(?:the\s+)?([A-Za-z0-9][\w.-]*[A-Za-z0-9])")
 # "on A and B …, attaining 16.87 and 20.05, respectively": the n-th number goes with the n-th name.
 _NAME_LIST = re.compile(r"(?<![\w.-])([A-Z][\w.-]*[A-Za-z0-9](?:\s*,\s*[A-Z][\w.-]*[A-Za-z0-9])*,?\s+and\s+"
                         r"[A-Z][\w.-]*[A-Za-z0-9])")
@@ -449,7 +451,8 @@ class Evidence:
             | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _NEEDLESS.finditer(flat) for w in _ordered_stems(m.group(1))},
-            bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)), degrees=frozenset(_degrees(flat)),
+            bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)),
+            degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
@@ -587,18 +590,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage says it is fixed"
     if (_fixed(bare) & support.adaptive) - support.fixed:  # "a fixed UV grid" where it says "adaptively-deformed UV"
         return "the passage says it adapts"
-    contrasted = _followed(bare.lower()) if denials else set()  # naming both ("signed, not unsigned") contrasts
-    for m in _PREFIXED.finditer(bare) if denials else ():  # "dissimilar capabilities" where the passage says "similar"
-        negated, root, after = m.group(1).lower(), m.group(2).lower(), _ordered_stems(m.group(3))[:1]
-        if (after and (root, after[0]) in support.followed - contrasted
-                and (negated, after[0]) not in support.followed):
-            return f"the passage says {root}, not {negated}"
-    for m in _WORD_BEFORE.finditer(bare) if denials else ():  # "similar responses" where it says "dissimilar"
-        base, after = m.group(1).lower(), _ordered_stems(m.group(2))[:1]
-        if after and (base, after[0]) not in support.followed:
-            for prefix in _NEGATING_PREFIXES:
-                if (prefix + base, after[0]) in support.followed - contrasted:
-                    return f"the passage says {prefix + base}, not {base}"
+    if denials and (problem := _prefix_problem(bare, support)):  # "dissimilar" where the passage says "similar"
+        return problem
     bound = _bindings(bare)
     for value, name in bound:
         others = {n for v, n in support.bindings if v == value}
@@ -607,15 +600,36 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         given = {v for v, n in support.bindings if n == name}  # "2.8% on ImageNet" where it says 5.3% there
         if given and value not in given and not others:
             return f"the passage gives {name} another number"
-    tagged = sorted(_tagged(bare))
-    for first, first_word in tagged:  # "30% time and 42% memory savings" where the passage says 42% time, 30% memory
-        for second, second_word in tagged:
-            if (first != second and first_word != second_word
-                    and {(first, second_word), (second, first_word)} <= support.tagged
-                    and (first, first_word) not in support.tagged):
-                return "the passage gives those figures the other way round"
+    if _swapped(bare, support):  # "30% time and 42% memory savings" where the passage says 42% time, 30% memory
+        return "the passage gives those figures the other way round"
     for value, word in _counted(bare, 1):  # "3 phases" where the passage says "4 phases (+3 subphases)"
         counts = {v for v, w in support.counted if w == word}
         if counts and value not in counts:
             return f"the passage counts {word} differently"
     return None
+
+
+def _prefix_problem(bare: str, support: Evidence) -> str | None:
+    """A word said against its negating prefix before the same thing: "dissimilar model capabilities" where the
+    passage says "similar model capabilities", or the other way round. A sentence naming both contrasts them."""
+    contrasted = _followed(bare.lower())
+    for m in _PREFIXED.finditer(bare):
+        negated, root, after = m.group(1).lower(), m.group(2).lower(), _ordered_stems(m.group(3))[:1]
+        if after and (root, after[0]) in support.followed - contrasted and (negated, after[0]) not in support.followed:
+            return f"the passage says {root}, not {negated}"
+    for m in _WORD_BEFORE.finditer(bare):
+        base, after = m.group(1).lower(), _ordered_stems(m.group(2))[:1]
+        if after and (base, after[0]) not in support.followed:
+            for prefix in _NEGATING_PREFIXES:
+                if (prefix + base, after[0]) in support.followed - contrasted:
+                    return f"the passage says {prefix + base}, not {base}"
+    return None
+
+
+def _swapped(bare: str, support: Evidence) -> bool:
+    """Two figures of the sentence each given for what the passage gives the other for."""
+    tagged = sorted(_tagged(bare))
+    return any(first != second and first_word != second_word
+               and {(first, second_word), (second, first_word)} <= support.tagged
+               and (first, first_word) not in support.tagged
+               for first, first_word in tagged for second, second_word in tagged)

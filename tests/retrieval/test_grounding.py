@@ -400,7 +400,8 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "that number for aed"),
     ("Similar model capabilities can result in static debate dynamics.", "Dissimilar model capabilities can lead to "
      "static debate dynamics [1].", "says similar, not dissimilar"),
-    ("Non-convex objectives are analysed too.", "It also analyses convex objectives [1].", "says non-convex, not convex"),
+    ("Non-convex objectives are analysed too.", "It also analyses convex objectives [1].",
+     "says non-convex, not convex"),
     ("We infer neural signed distance functions from noisy point clouds.", "It infers signed distance functions, not "
      "unsigned distance functions [1].", None),  # naming both, it contrasts them
     ("It covers strongly convex and general convex objectives, and non-convex objectives.", "It covers general convex "
