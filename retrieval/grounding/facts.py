@@ -147,6 +147,15 @@ _DISADVANTAGE = re.compile(r"\b(?:slower|worse|weaker|less accurate|underperform
 _NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not(?!\s+(?:only|just|merely)\b)|"
              r"never|cannot|rather than|instead of)")
 _NEGATED = re.compile(_NEGATION + r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+# "without requiring the trajectories to be plausible", "does not require an explicit budget": what is denied is the
+# thing after the verb of need or use.
+_NEGATED_OBJECT = re.compile(_NEGATION + r"\s+(?:requir\w*|need\w*|using|uses?|rel(?:y|ies|ying) on|having access to|"
+                             r"access to|the need for)\s+(?:any\s+|an?\s+|the\s+)?((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+# "provided that some RCT data is available" against "regardless of RCT data availability": a condition set or lifted.
+_CONDITIONAL = re.compile(r"\b(?:provided that|only if|as long as|only when|if and only if|on condition that)\s+"
+                          r"((?:[\w'’-]+\s*){1,6})", re.I)
+_UNCONDITIONAL = re.compile(r"\b(?:regardless of|irrespective of|even (?:when|if)|whether or not)\s+"
+                            r"((?:[\w'’-]+\s*){1,6})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
 _DENIAL = re.compile(_NEGATION + r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
 # "previous methods are unable to create": what a passage says something cannot do (a sentence may deny it too).
@@ -229,7 +238,7 @@ def _negated(text: str) -> tuple[Without, ...]:
     sentences = [(s, frozenset(_ordered_stems(s))) for s in _clauses(text)]
     out = []
     for sentence, words in sentences:
-        for m in _NEGATED.finditer(sentence):
+        for m in [*_NEGATED.finditer(sentence), *_NEGATED_OBJECT.finditer(sentence)]:
             pair = frozenset(_ordered_stems(m.group(1))[:2])
             if len(pair) == 2:
                 plainly = tuple(w for s, w in sentences if pair <= w and not _SENTENCE_NEGATION.search(s))
@@ -397,6 +406,11 @@ def _followed(text: str) -> set[tuple[str, str]]:
             if (after := _ordered_stems(m.group(2))[:1])}
 
 
+def _conditions(text: str, pattern: re.Pattern[str]) -> set[str]:
+    """The content stems of what `text` sets (or lifts) as a condition."""
+    return {w for m in pattern.finditer(text) for w in _ordered_stems(m.group(1)) if w not in GENERIC_WORDS}
+
+
 def _fixed(text: str) -> set[str]:
     return {s for m in _FIXED.finditer(text) for s in _ordered_stems(m.group(1))[:2]}
 
@@ -433,6 +447,8 @@ class Evidence:
     tagged: frozenset[tuple[float, str]] = frozenset()  # each figure with the word after it: (42.0, "time")
     keeps: frozenset[str] = frozenset()  # what it says is retained or preserved
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
+    conditional: frozenset[str] = frozenset()  # what it says something holds only under: "as long as … same …"
+    unconditional: frozenset[str] = frozenset()  # what it says something holds regardless of: "RCT data availability"
 
     @classmethod
     def of(cls, text: str) -> Evidence:
@@ -450,7 +466,8 @@ class Evidence:
             denied=frozenset(w for m in _NEGATED.finditer(flat) for w in _ordered_stems(m.group(1))[:3])
             | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))}
-            | {w for m in _NEEDLESS.finditer(flat) for w in _ordered_stems(m.group(1))},
+            | {w for m in _NEEDLESS.finditer(flat) for w in _ordered_stems(m.group(1))}
+            | {w for m in _NEGATED_OBJECT.finditer(flat) for w in _ordered_stems(m.group(1))[:3]},
             bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)),
             degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
@@ -458,7 +475,9 @@ class Evidence:
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
             followed=frozenset(_followed(flat.lower())), tagged=frozenset(_tagged(flat)),
-            keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)))
+            keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)),
+            conditional=frozenset(_conditions(flat, _CONDITIONAL)),
+            unconditional=frozenset(_conditions(flat, _UNCONDITIONAL)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
         return any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) and (unit is None or u is None or u == unit)
@@ -549,7 +568,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     if not _SENTENCE_NEGATION.search(bare) and any(n.denies(stems) for n in support.negated):
         return "the passage says it is done without that"
     if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both
-        for m in [*_NEGATED.finditer(bare + " "), *_DENIAL.finditer(bare)]:
+        for m in [*_NEGATED.finditer(bare + " "), *_DENIAL.finditer(bare), *_NEGATED_OBJECT.finditer(bare)]:
             denied = set(_ordered_stems(m.group(1))[:2])
             if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"
@@ -588,6 +607,11 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage says the opposite"
     if _growing(bare) & support.fixed:  # "a budget that grows" where the passage says "a fixed budget"
         return "the passage says it is fixed"
+    set_, lifted = _conditions(bare, _CONDITIONAL), _conditions(bare, _UNCONDITIONAL)
+    if set_ & support.unconditional and not set_ & support.conditional:  # "provided that" where it says "regardless"
+        return "the passage says it holds regardless of that"
+    if lifted & support.conditional and not lifted & support.unconditional:  # "even when" where it says "as long as"
+        return "the passage says it holds only under that condition"
     if (_fixed(bare) & support.adaptive) - support.fixed:  # "a fixed UV grid" where it says "adaptively-deformed UV"
         return "the passage says it adapts"
     if denials and (problem := _prefix_problem(bare, support)):  # "dissimilar" where the passage says "similar"

@@ -415,6 +415,21 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("It gives roughly 42% time savings and 30% memory savings.", "It saves about 30% memory and 42% time [1].", None),
     ("It gives roughly 42% time savings and 30% memory savings.", "It gives roughly 30% time savings and 42% memory "
      "savings [1].", "figures the other way round"),
+    ("GTA augments trajectories to be both high-rewarding and dynamically plausible.", "It augments trajectories "
+     "without requiring the augmented trajectories to be plausible [1].", "is not so"),
+    ("TRIPLE performs prompt selection under an explicit budget constraint.", "TRIPLE selects prompts and does not "
+     "require an explicit budget constraint [1].", "is not so"),
+    ("TRIPLE performs prompt selection without requiring an explicit budget constraint.", "TRIPLE needs no explicit "
+     "budget constraint [1].", None),
+    ("FPS selects a policy without having access to any prior offline data collected over the participant.",
+     "FPS assumes access to prior offline data collected over the participant [1].", "done without that"),
+    ("It achieves state-of-the-art performance regardless of RCT data availability.", "It achieves state-of-the-art "
+     "performance provided that RCT data is available [1].", "regardless of that"),
+    ("The defence generalizes as long as the harm is drawn from the same distribution as the attack set.",
+     "The defence generalizes even when the harm is drawn from a different distribution than the attack set [1].",
+     "only under that condition"),
+    ("The defence generalizes as long as the harm is drawn from the same distribution as the attack set.",
+     "The defence generalizes provided that the harm comes from the attack set's distribution [1].", None),
     ("Yo'LLaVA embeds the subject into a set of latent tokens from a handful of images.",
      "It embeds the subject into a single latent token [1].",
      "counts some, not one"),
