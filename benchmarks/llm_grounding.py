@@ -14,9 +14,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
-* held-out, held-out2 … held-out12: answers of the same kinds written after the checks were
+* held-out, held-out2 … held-out13: answers of the same kinds written after the checks were
   frozen (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2 to
-  …_heldout12.jsonl over the passages retrieval builds for readers' questions on real
+  …_heldout13.jsonl over the passages retrieval builds for readers' questions on real
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
@@ -78,6 +78,9 @@ HELD_OUT_10 = REPO / "benchmarks" / "data" / "llm_answers_heldout10.jsonl"
 HELD_OUT_11 = REPO / "benchmarks" / "data" / "llm_answers_heldout11.jsonl"
 # The twelfth, read only after 04bd65b (one reading, two figures swapped, was written after the eleventh was read).
 HELD_OUT_12 = REPO / "benchmarks" / "data" / "llm_answers_heldout12.jsonl"
+# The thirteenth, read only after 23a948d (whose readings of needed things and conditions were written on the sixth to
+# twelfth).
+HELD_OUT_13 = REPO / "benchmarks" / "data" / "llm_answers_heldout13.jsonl"
 # The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
 # them by a labeller who had not seen the checks.
 REBUILT = REPO / "benchmarks" / "data" / "llm_answers_rebuilt.jsonl"
@@ -453,7 +456,7 @@ def main() -> int:
                                    ("held-out5", HELD_OUT_5), ("held-out6", HELD_OUT_6), ("held-out7", HELD_OUT_7),
                                    ("held-out8", HELD_OUT_8), ("held-out9", HELD_OUT_9),
                                    ("held-out10", HELD_OUT_10), ("held-out11", HELD_OUT_11),
-                                   ("held-out12", HELD_OUT_12),
+                                   ("held-out12", HELD_OUT_12), ("held-out13", HELD_OUT_13),
                                    ("rebuilt", REBUILT))}
     for name, m in measured.items():
         print(answers_line(name, m))
