@@ -14,8 +14,11 @@ shown sentence by sentence with nothing shown ever withdrawn (retrieval/checks.p
   ("outperforms", "state-of-the-art", 超过) needs comparative wording there, and is
   refused where the passage puts the same thing on par ("matches full
   fine-tuning"); a number the passage ties to another benchmark ("99.94 % on
-  CLEVR-Hans3") cannot be moved to a different one; what the passage says is done
-  "without" something the sentence may not claim it is done with;
+  CLEVR-Hans3") cannot be moved to a different one, nor two figures swapped; what
+  the passage says is done "without" something the sentence may not claim it is
+  done with; a claim's scope ("all", "the only", "fully", "a few", "slightly")
+  needs a passage that speaks of that kind of scope; a condition the passage sets
+  may not be lifted, nor one set that it lifts ("regardless of");
 * **meaning**: the sentence's content words, as the embedder reads them in
   context, are aligned greedily with the cited passages' tokens (BERTScore-style
   precision, from the same forward pass that gives a sentence vector), averaged

@@ -1,5 +1,5 @@
-"""Hard facts, checked exactly: every number with its unit, every name, comparisons, absolute words,
-negations, counts said in words and numbers tied to a benchmark must be what the cited passage says."""
+"""Hard facts, checked exactly: every number with its unit, every name, comparisons, words of scope, negations,
+conditions, counts said in words and numbers tied to a benchmark must be what the cited passage says."""
 
 from __future__ import annotations
 
