@@ -429,6 +429,8 @@ class Evidence:
     stems: frozenset[str]
     comparative: bool
     superlative: bool
+    on_par: bool  # it says anything is on par ("comparable", "matches", "as good as")
+    scopes: frozenset[str]  # the kinds of scope it speaks of (`_SCOPES`): "all", "only", "little", …
     parity: tuple[frozenset[str], ...]  # what the passage puts on par: "matches full fine-tuning"
     negated: tuple[Without, ...]  # what it says is done without: "without external teachers"
     denied: frozenset[str]  # every word it puts after a negation ("not", "no", "without", "never")
@@ -453,13 +455,16 @@ class Evidence:
     @classmethod
     def of(cls, text: str) -> Evidence:
         flat = " ".join(plain(text).split())
+        low = flat.lower()
         return cls(
-            text=flat.lower(), cased=flat,
+            text=low, cased=flat,
             values=frozenset((v, u) for _, v, u in numbers(flat))
             | {(2.0 if m.group(1) else 3.0, None) for m in _IMPLIED.finditer(flat)},
             stems=frozenset(content_words(flat, ignore=GENERIC_WORDS)),
             comparative=bool(_PASSAGE_COMPARATIVE.search(flat)),
             superlative=bool(_PASSAGE_SUPERLATIVE.search(flat)),
+            on_par=bool(_SENTENCE_PARITY.search(low) or _CLAIMED_PARITY.search(low)),
+            scopes=frozenset(kind for kind, scoped, licensed in _SCOPES if licensed.search(low) or scoped.search(low)),
             parity=tuple(s for s in (frozenset(list(_ordered_stems(m.group(1)))[:3]) for m in _PARITY.finditer(flat))
                          if len(s) >= 2),
             negated=_negated(flat),
@@ -474,7 +479,7 @@ class Evidence:
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
-            followed=frozenset(_followed(flat.lower())), tagged=frozenset(_tagged(flat)),
+            followed=frozenset(_followed(low)), tagged=frozenset(_tagged(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)),
             conditional=frozenset(_conditions(flat, _CONDITIONAL)),
             unconditional=frozenset(_conditions(flat, _UNCONDITIONAL)))
@@ -553,17 +558,17 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
                 and any(p <= stems for p in support.parity)):
             return "the passage says it matches, not that it is better"
     elif (_CLAIMED_PARITY.search(bare) and support.comparative and not support.parity
-          and not _SENTENCE_PARITY.search(support.text) and not _CLAIMED_PARITY.search(support.text)):
+          and not support.on_par):
         # "matches ISR" where the passage says "higher mAP than ISR"
         return "the passage says it is better, not that it matches"
     if _SUPERLATIVE.search(bare) and not support.superlative:
         return "the passage claims no state of the art"
     if scope:
-        for scope_kind, scoped, licensed in _SCOPES:  # "the only effective route", "for all low-rank variants"
+        for scope_kind, scoped, _ in _SCOPES:  # "the only effective route", "for all low-rank variants"
             for m in scoped.finditer(bare):
                 if _SENTENCE_NEGATION.search(bare[max(0, m.start() - 24):m.start()]):
                     continue
-                if not (licensed.search(support.text) or scoped.search(support.text)):
+                if scope_kind not in support.scopes:
                     return f"the passage does not say {m.group(0).lower()!r} (nothing of the kind: {scope_kind})"
     if not _SENTENCE_NEGATION.search(bare) and any(n.denies(stems) for n in support.negated):
         return "the passage says it is done without that"
