@@ -313,23 +313,56 @@ _THAN = re.compile(r"((?:[\w'’-]+\s+){1,4}?)(?:is\s+|are\s+|was\s+|were\s+)?(?
                    r"considerably\s+)?(?:more\s+|less\s+)?([a-z]+)\s+than\s+((?:[\w'’-]+\s*){1,3})", re.I)
 
 
-# "close to the expected return" against "far from the expected return": opposite words before the same thing.
+# "close to the expected return" against "far from the expected return", "the next state" against "the current
+# state": opposite words, or the two roles of a pair, before the same thing.
 _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lower"), ("large", "small"),
               ("larger", "smaller"), ("fast", "slow"), ("faster", "slower"), ("early", "late"), ("strong", "weak"),
               ("stronger", "weaker"), ("easy", "hard"), ("easier", "harder"), ("simple", "complex"),
               ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"),
               ("improve", "degrade"), ("improves", "degrades"), ("dense", "sparse"), ("short", "long"),
               ("shorter", "longer"), ("positive", "negative"), ("online", "offline"), ("stable", "unstable"),
-              ("linear", "nonlinear"), ("absolute", "relative"))
-_OPPOSITE = {a: b for pair in _OPPOSITES for a, b in (pair, pair[::-1])}
-_BEFORE = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\s+((?:[\w'’-]+\s*){1,3})", re.I)
+              ("linear", "nonlinear"), ("absolute", "relative"),
+              ("current", "next"), ("previous", "next"), ("source", "target"), ("teacher", "student"),
+              ("encoder", "decoder"), ("input", "output"), ("local", "global"), ("spatial", "temporal"),
+              ("forward", "backward"), ("upstream", "downstream"), ("inner", "outer"), ("coarse", "fine"),
+              ("explicit", "implicit"), ("internal", "external"), ("generator", "discriminator"),
+              ("actor", "critic"), ("real", "synthetic"), ("discrete", "continuous"), ("shallow", "deep"),
+              ("deterministic", "stochastic"), ("centralized", "decentralized"), ("homogeneous", "heterogeneous"),
+              ("minimize", "maximize"), ("minimizes", "maximizes"), ("minimizing", "maximizing"),
+              ("intra", "inter"), ("pre", "post"), ("under", "over"), ("white", "black"), ("single", "multi"),
+              ("self", "cross"), ("clean", "noisy"))
+_OPPOSITE: dict[str, frozenset[str]] = {}
+for _pair in _OPPOSITES:
+    for _a, _b in (_pair, _pair[::-1]):
+        _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
+_PRECEDING = re.compile(r"(?<![\w'’-])([a-z][a-z-]*[a-z])\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
+
+
+def _opposites(word: str) -> frozenset[str]:
+    """The opposites of `word`, or of a hyphenated word's first part: "inter-frame" for "intra-frame"."""
+    word = word.lower()
+    if word in _OPPOSITE:
+        return _OPPOSITE[word]
+    head, dash, tail = word.partition("-")
+    return frozenset(o + dash + tail for o in _OPPOSITE.get(head, ())) if dash and tail else frozenset()
 
 
 def _opposed(text: str) -> set[tuple[str, str]]:
-    """(the word, the first thing after it) for every word that has an opposite: "far from the expected return" is
-    ("far", "expect")."""
-    return {(m.group(1).lower(), s) for m in _BEFORE.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
+    """(the word, what follows it) for every word that has an opposite, what follows read as its first stem and as
+    its first two: "far from the expected return" gives ("far", "expect") and ("far", "expect return")."""
+    out = set()
+    for m in _PRECEDING.finditer(text):
+        if _opposites(m.group(1)):
+            after = _ordered_stems(m.group(2))[:2]
+            out |= {(m.group(1).lower(), " ".join(after[:n])) for n in (1, 2) if len(after) >= n}
+    return out
 
+
+def _side_by_side(text: str) -> set[str]:
+    """The words said within three words of one of their opposites: "local and global", "single-turn rather than
+    multi-turn"."""
+    words = re.findall(r"[a-z][a-z-]*[a-z]", text.lower())
+    return {w for i, w in enumerate(words) for other in words[max(0, i - 3):i + 4] if other in _opposites(w)}
 
 def _directions(text: str) -> set[tuple[float, bool]]:
     """(number, up) for every number said to go up or down: "0.3% accuracy loss" is (0.3, False)."""
@@ -360,6 +393,50 @@ def _comparisons(text: str) -> list[tuple[frozenset[str], str, frozenset[str]]]:
         left, right = set(_ordered_stems(m.group(1))), set(_ordered_stems(m.group(3))[:2])
         if left - right and right - left:
             out.append((frozenset(left - right), stem(m.group(2).lower()), frozenset(right - left)))
+    return out
+
+
+# "predict label distributions from ternary labels", "the next state given the current state", "inaccurate normals
+# caused by the Gaussians converging", "a downscaler followed by a diffusion model": which way a relation runs, for
+# relations whose sides a paraphrase keeps apart. Each is read as (kind, the first side, the second side): what a
+# thing is made from, what is given, what comes first, what causes, whichever way round the words put them.
+_RELATIONS = (
+    ("from", r"from"), ("given", r"given|conditioned on"), ("into", r"into"), ("instead", r"instead of|rather than"),
+    ("step", r"followed by|then"), ("-step", r"preceded by"),
+    ("cause", r"caus(?:es|ing|e)|caused(?!\s+by)|lead(?:s|ing)? to|led to|result(?:s|ed|ing)? in|giv(?:es|ing) rise to|"
+              r"induc(?:es|ing)"),
+    ("-cause", r"caused by|induced by|driven by|due to|result(?:s|ed|ing)? from|stem(?:s|med|ming)? from|"
+               r"aris(?:es|ing) from|because of"),
+)
+_RELATED = re.compile(r"\b(?:" + "|".join(f"(?P<k{i}>{words})" for i, (_, words) in enumerate(_RELATIONS))
+                      + r")\s+(?!(?:which|whom|what|where|that|this|these|those|it|them)\b)", re.I)
+_WORDS_BEFORE = re.compile(r"((?:[\w'’-]+\s+){0,3}[\w'’-]+),?\s*$")
+_WORDS_AFTER = re.compile(r"(?:[\w'’-]+\s*){1,3}")
+_STEPS = re.compile(r"\bfirst\s+((?:[\w'’-]+[\s,]+){1,14}?)(?:and\s+)?then\s+((?:[\w'’-]+\s*){1,6})", re.I)
+_TRACED = re.compile(r"\b(?:trac|attribut)\w*\s+((?:[\w'’-]+[\s,]+){1,8}?)(?:back\s+)?to\s+((?:[\w'’-]+\s*){1,3})",
+                     re.I)
+
+
+def _directed(text: str) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+    """(the kind of relation, its first side, its second side) for every directed relation, each side as its own
+    stems (those of both sides left out): "derives labels from distributions" is ("from", {"deriv", "label"},
+    {"distribut"}); "normals caused by converging Gaussians" is ("cause", {"converg", "gaussian"}, {"normal"})."""
+    found = []
+    for m in _RELATED.finditer(text):  # the relation first, then the words either side of it (cheaper than a search)
+        kind = _RELATIONS[int((m.lastgroup or "k0")[1:])][0]
+        before = _WORDS_BEFORE.search(text, max(0, m.start() - 120), m.start())
+        after = _WORDS_AFTER.match(text, m.end())
+        then = m.group(0).lower().startswith("then")  # a step only after a comma or "and": ", then", "and then"
+        if before and after and (not then or re.search(r"(?:,|\band)\s*$", text[max(0, m.start() - 8):m.start()])):
+            found.append((kind, before.group(1), after.group(0)))
+    found += [("step", m.group(1), m.group(2)) for m in _STEPS.finditer(text)]
+    found += [("-cause", m.group(1), m.group(2)) for m in _TRACED.finditer(text)]  # "traces X back to Y": Y causes X
+    out = []
+    for kind, first, second in found:
+        left, right = set(_ordered_stems(first)), set(_ordered_stems(second)[:4 if kind == "step" else 3])
+        if left - right and right - left:
+            a, b = frozenset(left - right), frozenset(right - left)
+            out.append((kind.lstrip("-"), *((b, a) if kind.startswith("-") else (a, b))))
     return out
 
 
@@ -443,6 +520,7 @@ class Evidence:
     opposed: frozenset[tuple[str, str]] = frozenset()  # "far from the expected return": ("far", "expect")
     orders: frozenset[tuple[str, str]] = frozenset()  # "from positional to semantic": ("posit", "semant")
     comparisons: tuple[tuple[frozenset[str], str, frozenset[str]], ...] = ()  # "checking is simpler than finding"
+    directed: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = ()  # "predict distributions from labels"
     fixed: frozenset[str] = frozenset()  # what it says is fixed: "a fixed parameter budget"
     adaptive: frozenset[str] = frozenset()  # what it says adapts or is learned: "adaptively-deformed UV coordinates"
     followed: frozenset[tuple[str, str]] = frozenset()  # each word with what follows it: ("similar", "model")
@@ -477,7 +555,7 @@ class Evidence:
             degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
-            orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)),
+            orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)), directed=tuple(_directed(flat)),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
             followed=frozenset(_followed(low)), tagged=frozenset(_tagged(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)),
@@ -594,9 +672,13 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     for large, word in _proportions(bare):  # "most of the modules" where the passage says "a small subset"
         if (not large, word) in support.proportions and (large, word) not in support.proportions:
             return f"the passage says {'a small part' if large else 'most'}, not {'most' if large else 'a small part'}"
-    for word, thing in _opposed(bare):  # "close to the expected return" where the passage says "far from" it
-        if (_OPPOSITE[word], thing) in support.opposed and (word, thing) not in support.opposed:
-            return f"the passage says {_OPPOSITE[word]}, not {word}"
+    opposed = _opposed(bare) if denials else set()  # a hedge names what is not said
+    near = _side_by_side(bare)  # "single-turn rather than multi-turn attacks" contrasts them
+    for word, thing in sorted(opposed):  # "close to the expected return" where the passage says "far from" it
+        instead = sorted(o for o in _opposites(word) if (o, thing) in support.opposed and (o, thing) not in opposed
+                         and word not in near)
+        if instead and (word, thing) not in support.opposed:
+            return f"the passage says {instead[0]}, not {word}"
     for value, up in _directions(bare):  # "improving by 0.3%" where the passage says "0.3% accuracy loss"
         if (value, not up) in support.directions and (value, up) not in support.directions:
             return f"the passage says that number goes {'down' if up else 'up'}"
@@ -607,6 +689,12 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         if any(w == word and pl & right and pr & left and not (pl & left and pr & right)
                for pl, w, pr in support.comparisons):
             return "the passage compares them the other way round"
+    if denials:  # "derives ternary labels from label distributions" where it predicts distributions from labels
+        for word, left, right in _directed(bare):
+            same = [(pl, pr) for w, pl, pr in support.directed if w == word]
+            if (any(pl & right and pr & left and not (pl & left and pr & right) for pl, pr in same)
+                    and not any(pl & left and pr & right for pl, pr in same)):  # a passage may say both
+                return f"the passage says it the other way round ({word})"
     lost, kept = _kept(bare, _LOSES), _kept(bare, _KEEPS)  # "erases its knowledge" where the passage says "retains"
     if (lost & support.keeps) - support.loses or (kept & support.loses) - support.keeps:
         return "the passage says the opposite"

@@ -433,6 +433,32 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     ("Yo'LLaVA embeds the subject into a set of latent tokens from a handful of images.",
      "It embeds the subject into a single latent token [1].",
      "counts some, not one"),
+    ("We propose to predict label distribution from ternary labels.", "It derives ternary labels from predicted label "
+     "distributions [1].", "other way round (from)"),
+    ("We propose to predict label distribution from ternary labels.", "It recovers label distributions from ternary "
+     "labels [1].", None),
+    ("We propose to predict label distribution from ternary labels.", "It starts from ternary labels, from which "
+     "label distributions are predicted [1].", None),
+    ("The model generates the next state, given the current state.", "It generates the current state given the next "
+     "state [1].", "other way round (given)"),
+    ("It tells two similar captions apart given an image, and two similar images given a caption.",
+     "It tells two similar images apart given a caption [1].", None),  # the passage says it both ways
+    ("It jointly performs inter-frame feature alignment and intra-frame feature filtering.", "It performs intra-frame "
+     "feature alignment and inter-frame feature filtering [1].", "says intra-frame, not inter-frame"),
+    ("The self-attention operator refines image embeddings; the cross-attention operator seeks a low-rank "
+     "approximation.", "The cross-attention operator refines image embeddings [1].", "says self-attention"),
+    ("Current methods remain limited by single-turn attacks.", "Current methods are limited to single-turn rather "
+     "than multi-turn attacks [1].", None),  # naming both, it contrasts them
+    ("3DGS shows needle-like artifacts and inaccurate normals caused by the Gaussians converging into anisotropic "
+     "shapes.", "The paper traces this convergence into anisotropic shapes back to inaccurate normals [1].",
+     "other way round (cause)"),
+    ("3DGS shows needle-like artifacts and inaccurate normals caused by the Gaussians converging into anisotropic "
+     "shapes.", "Gaussians converging into anisotropic shapes lead to inaccurate normals [1].", None),
+    ("It employs a deterministic downscaler followed by a temporally-conditioned diffusion model.", "It first runs "
+     "a temporally-conditioned diffusion model and then passes the result to a deterministic downscaler [1].",
+     "other way round (step)"),
+    ("It employs a deterministic downscaler followed by a temporally-conditioned diffusion model.", "A deterministic "
+     "downscaler runs first, then a temporally-conditioned diffusion model [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
@@ -472,6 +498,9 @@ def test_a_hedge_is_shown_uncited_and_marked_but_checked_for_names():
     assert wrong.text == GOOD_2 and wrong.removed == {"fact": 1}  # LLaVA is in no passage
     scope = ground_reply(f"{GOOD_2} The passages do not say whether NV-CoT works for all MLLMs.", PASSAGES)
     assert scope.text == f"{GOOD_2} {HEDGE_MARK} The passages do not say whether NV-CoT works for all MLLMs."
+    turns = "The passages do not say whether NV-CoT uses short chain-of-thought reasoning."
+    paired = ground_reply(f"{GOOD_2} {turns}", PASSAGES)  # nor "short" where a passage says "long chain-of-thought"
+    assert paired.text == f"{GOOD_2} {HEDGE_MARK} {turns}"
     gap = "The passages do not say whether NV-CoT handles discontinuous numerical coordinates."
     prefixed = ground_reply(f"{GOOD_2} {gap}", PASSAGES)  # a hedge does not contradict "continuous numerical …"
     assert prefixed.text == f"{GOOD_2} {HEDGE_MARK} {gap}"
