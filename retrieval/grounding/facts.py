@@ -19,11 +19,14 @@ STOPWORDS = TEXT_STOPWORDS | GENERIC_WORDS
 STOP_STEMS = frozenset(stem(w) for w in STOPWORDS) | STOPWORDS
 
 
+_SUPERSCRIPTS = str.maketrans({c: f"^{d}" for d, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")} | {"⁻": "-"})
+
+
 def plain(text: str) -> str:
     """Passage text as people read it (LaTeX rendered: 4.2$\\times$ → 4.2×, 10\\% → 10%), with Greek letters also
     spelled out (β-DPO is also "beta-DPO") and accents dropped ("Rényi" is "Renyi"), to find numbers and names in."""
-    text = unaccented(text)
-    shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text))  # "100\%constraint": 100 % of something
+    text = unaccented(text).translate(_SUPERSCRIPTS)  # "α³" is "α^3", as written or as rendered from LaTeX
+    shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text)).translate(_SUPERSCRIPTS)  # "100\%constraint": 100 % of something
     spelled = re.sub(r"[$\\{}]", "", text)
     return shown if shown == spelled else f"{shown} {spelled}"
 
@@ -105,9 +108,12 @@ _SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)
 _SCOPES = (
     ("all", re.compile(r"\b(?:all(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|"
                        r"\d+)\b)|every|any|always|never|regardless|irrespective|universally|invariably|"
-                       r"whatever|guarantee[sd]?)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
+                       r"whatever)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
      re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|irrespective|universal\w*|whatever|"
                 r"invariabl\w*|entire|whole|guarantee\w*|provabl\w*|agnostic)\b", re.I)),
+    ("guarantee", re.compile(r"\b(?:guarantee[sd]?|provabl[ey]|certifiabl[ey])\b|保证|确保", re.I),
+     re.compile(r"\b(?:guarantee\w*|provabl\w*|prov(?:e|es|ed|en|ing)|proofs?|theorems?|certif\w*|bound\w*|ensur\w*|"
+                r"assur\w*)\b", re.I)),
     ("only", re.compile(r"\b(?:the only|solely|exclusively|merely|only (?:for|when|if|in|on|under|with))\b|唯一", re.I),
      re.compile(r"(?<!not )\b(?:only|sole|solely|exclusive\w*|merely|alone|unique\w*)\b", re.I)),
     ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
@@ -130,17 +136,17 @@ _PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
     r"better performance|superior|exceed\w*|"
     r"[a-z]+er(?:\s+[\w-]+){0,2}\s+than|[a-z]+er(?:\s+[\w-]+){0,3}\s+(?:compared|relative)\s+(?:to|with)|"
-    r"fewer than|less than|gains? over|advantage over|state[- ]of[- ]the[- ]art|"
+    r"fewer than|less than|gains? over|advantage over|improv\w* (?:up)?on|improv\w* over|state[- ]of[- ]the[- ]art|"
     r"sota|(?:more|less|fewer)(?:\s+[\w-]+){1,2}\s+than)\b", re.I)
 _PASSAGE_SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best|new record)\b", re.I)
 _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on par with|competitive with|similar to)"
                      r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
-_SENTENCE_PARITY = re.compile(r"\b(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|相当|接近|持平|媲美",
-                              re.I)
+_SENTENCE_PARITY = re.compile(r"\b(?<!-)(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|"
+                              r"相当|接近|持平|媲美", re.I)  # not "flow-matching"
 # A sentence saying one thing is as good as another ("matches the previous state of the art"; not "the closest match").
-_CLAIMED_PARITY = re.compile(r"\b(?:match(?:es|ed|ing)?\s+(?:the|that|those|its|their|existing|prior|previous|state)|"
+_CLAIMED_PARITY = re.compile(r"\b(?<!-)(?:match(?:es|ed|ing)?\s+(?:the|that|those|its|their|existing|prior|previous|state)|"
                              r"on par|comparable (?:to|with)|as (?:good|accurate|effective) as|competitive with|"
-                             r"performs? similarly)\b", re.I)
+                             r"performs? similarly)\b|(?:大致|基本|大体)(?:相当|持平)|不相上下|持平", re.I)
 # A comparison that says something is worse ("slower query times than"), which a parity elsewhere does not contradict.
 _DISADVANTAGE = re.compile(r"\b(?:slower|worse|weaker|less accurate|underperform\w*)\b", re.I)
 # A negation word (a name in capitals, such as the method ZERO, is not one).
@@ -164,6 +170,27 @@ _UNABLE = re.compile(r"\b(?:unable to|fail(?:s|ed)? to|incapable of)\s+((?:[\w'�
 _NEEDLESS = re.compile(r"\b(?:(?:eliminat|remov|obviat|avoid|bypass|sidestep)\w*\s+the\s+need\s+(?:for|of)|obviat\w*|"
                        r"(?:no|without\s+the|without\s+any)\s+need\s+(?:for|of|to)|dispens\w*\s+with)\s+"
                        r"((?:[\w'’-]+\s*){1,5})", re.I)
+# "does not need fine-tuning" in Chinese: what is denied is the first word after the negation, translated.
+_DENIED_ZH = re.compile(f"(?:无需|无须|不需要|不需|不依赖|不使用|不用|没有使用)([{HAN}]{{2,4}})")
+# "still requires the target to satisfy an isoperimetric inequality" where the passage says "without assuming the
+# target … or satisfying any isoperimetric inequality": what a sentence says is needed, what a passage says is not.
+_REQUIRED = re.compile(r"\b(?:requir(?:e|es|ed|ing)|assum(?:e|es|ed|ing)|need(?:s|ed|ing)?|rel(?:y|ies|ying) on|"
+                       r"depend(?:s|ing)? on)\s+"
+                       r"((?:[\w'’-]+\s*){1,6})", re.I)
+_NOT_ASSUMED = re.compile(r"\b(?:without|not|no|never)\s+(?:\w+\s+)?(?:assum(?:e|es|ing)|requir(?:e|es|ing)|"
+                          r"need(?:s|ing)?|rel(?:y|ies|ying) on)"
+                          r"\s+((?:[\w'’-]+[\s,]*){1,12})", re.I)
+# "near-optimal" where the passage says "optimal", and "optimal" where it says "near-optimal".
+_QUALIFIED = re.compile(r"(?<![\w-])(?:near|nearly|almost|approximately|quasi)[- ]([a-z]{5,})\b", re.I)
+_UP_TO_FACTORS = re.compile(r"\bup to (?:a |an )?(?:log\w*|constant|poly\w*|lower-order)", re.I)
+# "falls short of earlier flow-matching models" where the passage says it "improves over prior diffusion and
+# flow-matching models": what a sentence puts ahead, against what the passage says it does better than.
+_BEHIND = re.compile(r"\b(?:(?:fall(?:s|ing)?|fell) short of|lag(?:s|ging)? behind|trail(?:s|ing)?|inferior to|"
+                     r"worse than|underperform\w*)\s+((?:[\w'’-]+\s*){1,4})", re.I)
+_AHEAD = re.compile(r"\b(?:outperform\w*|surpass\w*|improv\w* (?:up)?on|improv\w* over|gains? over|beat(?:s|ing)?|"
+                    r"better than|superior to|exceed\w*)\s+((?:[\w'’-]+\s*){1,5})", re.I)
+_RIVALS = frozenset(stem(w) for w in "prior previous existing earlier recent current other state art method methods "
+                                      "model models baseline baselines approach approaches work works".split())
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|"
                                 r"avoid\w*|free)\b|无需|不|没有|无", re.I)
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
@@ -330,7 +357,11 @@ _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lo
               ("deterministic", "stochastic"), ("centralized", "decentralized"), ("homogeneous", "heterogeneous"),
               ("minimize", "maximize"), ("minimizes", "maximizes"), ("minimizing", "maximizing"),
               ("intra", "inter"), ("pre", "post"), ("under", "over"), ("white", "black"), ("single", "multi"),
-              ("self", "cross"), ("clean", "noisy"))
+              ("self", "cross"), ("clean", "noisy"), ("within", "beyond"), ("inside", "outside"),
+              ("server", "client"), ("servers", "clients"))
+# A word made with one of these prefixes is read against the same word made with the other, wherever the passage says it:
+# "underconfident" where it says "overconfident", "intra-class" where it says "inter-class".
+_SWAPPED_PREFIXES = (("under", "over"), ("intra", "inter"), ("up", "down"))
 _OPPOSITE: dict[str, frozenset[str]] = {}
 for _pair in _OPPOSITES:
     for _a, _b in (_pair, _pair[::-1]):
@@ -409,7 +440,7 @@ _RELATIONS = (
                r"aris(?:es|ing) from|because of"),
 )
 _RELATED = re.compile(r"\b(?:" + "|".join(f"(?P<k{i}>{words})" for i, (_, words) in enumerate(_RELATIONS))
-                      + r")\s+(?!(?:which|whom|what|where|that|this|these|those|it|them)\b)", re.I)
+                      + r")\s+(?!(?:which|whom|what|where|that|it|them)\b)", re.I)
 _WORDS_BEFORE = re.compile(r"((?:[\w'’-]+\s+){0,3}[\w'’-]+),?\s*$")
 _WORDS_AFTER = re.compile(r"(?:[\w'’-]+\s*){1,3}")
 _STEPS = re.compile(r"\bfirst\s+((?:[\w'’-]+[\s,]+){1,14}?)(?:and\s+)?then\s+((?:[\w'’-]+\s*){1,6})", re.I)
@@ -529,6 +560,11 @@ class Evidence:
     loses: frozenset[str] = frozenset()  # what it says is erased or lost
     conditional: frozenset[str] = frozenset()  # what it says something holds only under: "as long as … same …"
     unconditional: frozenset[str] = frozenset()  # what it says something holds regardless of: "RCT data availability"
+    not_assumed: tuple[frozenset[str], ...] = ()  # what it says is not assumed: "without assuming … isoperimetric …"
+    assumed: tuple[frozenset[str], ...] = ()  # what it says is assumed or required (by this work or another)
+    qualified: frozenset[str] = frozenset()  # words it says with "near"/"almost": "near-optimal" gives "optimal"
+    ahead: frozenset[str] = frozenset()  # what it says something does better than: "prior … flow-matching models"
+    behind: bool = False  # it says something does worse than something
 
     @classmethod
     def of(cls, text: str) -> Evidence:
@@ -560,7 +596,13 @@ class Evidence:
             followed=frozenset(_followed(low)), tagged=frozenset(_tagged(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)),
             conditional=frozenset(_conditions(flat, _CONDITIONAL)),
-            unconditional=frozenset(_conditions(flat, _UNCONDITIONAL)))
+            unconditional=frozenset(_conditions(flat, _UNCONDITIONAL)),
+            not_assumed=tuple(frozenset(_ordered_stems(m.group(1))) for m in _NOT_ASSUMED.finditer(flat)),
+            assumed=tuple(frozenset(_ordered_stems(m.group(1))) for m in _REQUIRED.finditer(flat)
+                          if not _SENTENCE_NEGATION.search(flat[max(0, m.start() - 16):m.start()])),
+            qualified=frozenset(m.group(1).lower() for m in _QUALIFIED.finditer(flat)),
+            ahead=frozenset(w for m in _AHEAD.finditer(flat) for w in _ordered_stems(m.group(1))) - _RIVALS,
+            behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
         return any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) and (unit is None or u is None or u == unit)
@@ -612,7 +654,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     `number_words`: "five benchmarks" counts as a number (not in a hedge's "the two approaches").
     `denials`, `scope`: read what it denies and how widely it claims (not in a hedge, which says what is not said).
     """
-    bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split()))
+    bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())).translate(_SUPERSCRIPTS)
     pointing = {m.group(1).lower() for m in _POINTING.finditer(bare)}  # "combine the two": what was just named
     for written, value, unit in numbers(bare):
         if not written[0].isdigit() and (not number_words or written.lower() in pointing):
@@ -707,8 +749,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         return "the passage says it holds only under that condition"
     if (_fixed(bare) & support.adaptive) - support.fixed:  # "a fixed UV grid" where it says "adaptively-deformed UV"
         return "the passage says it adapts"
-    if denials and (problem := _prefix_problem(bare, support)):  # "dissimilar" where the passage says "similar"
-        return problem
+    if denials and (problem := _prefix_problem(bare, support) or _role_problem(bare, support)):
+        return problem  # "dissimilar" where the passage says "similar", "requires X" where it says "without X", …
     bound = _bindings(bare)
     for value, name in bound:
         others = {n for v, n in support.bindings if v == value}
@@ -750,3 +792,46 @@ def _swapped(bare: str, support: Evidence) -> bool:
                and {(first, second_word), (second, first_word)} <= support.tagged
                and (first, first_word) not in support.tagged
                for first, first_word in tagged for second, second_word in tagged)
+
+
+def _role_problem(bare: str, support: Evidence) -> str | None:
+    """Readings of what a sentence says a thing needs, how nearly it holds, what it trails and which of two prefixed
+    words it is, against the passage."""
+    for m in _REQUIRED.finditer(bare):  # "still requires an isoperimetric inequality" where it is "without assuming" it
+        if (_SENTENCE_NEGATION.search(bare[max(0, m.start() - 16):m.start()])
+                or re.match(r"(?:no|not|neither|none)\b", m.group(1), re.I)):  # "needs no explicit budget"
+            continue
+        needed = set(_ordered_stems(m.group(1)))
+        if (any(len(needed & said) >= 2 for said in support.not_assumed)
+                and not any(len(needed & said) >= 2 for said in support.assumed)):  # "prior work requires X"
+            return "the passage says it does not assume that"
+    low = bare.lower()
+    for m in _QUALIFIED.finditer(low):  # "near-optimal" where the passage says "optimal"
+        word = m.group(1)
+        if (word not in support.qualified and re.search(r"(?<![\w-])" + word + r"\b", support.text)
+                and not _UP_TO_FACTORS.search(support.text)):
+            return f"the passage says {word}, not {m.group(0)}"
+    said = {m.group(1) for m in _QUALIFIED.finditer(low)}
+    for word in support.qualified - said:  # "optimal" where the passage says only "near-optimal"
+        if (re.search(r"(?<![\w-])" + word + r"\b", low)
+                and not re.search(r"(?<![\w-])(?<!near )(?<!nearly )(?<!almost )" + word + r"\b", support.text)):
+            return f"the passage says near-{word}, not {word}"
+    if not support.behind:  # "falls short of flow-matching models" where the passage says it improves over them
+        for m in _BEHIND.finditer(bare):
+            if set(_ordered_stems(m.group(1))) - _RIVALS & support.ahead:
+                return "the passage says it does better than that"
+    words = set(re.findall(r"[a-z][a-z-]*[a-z]", low))
+    for word in words:  # "underconfident" where the passage says "overconfident"
+        for a, b in (*_SWAPPED_PREFIXES, *(pair[::-1] for pair in _SWAPPED_PREFIXES)):
+            rest = word[len(a):].lstrip("-")
+            if word.startswith(a) and len(rest) >= 4:
+                other = [o for o in (b + rest, f"{b}-{rest}") if re.search(r"(?<![\w-])" + o + r"\b", support.text)]
+                if (other and not set(other) & words
+                        and not re.search(r"(?<![\w-])" + a + "-?" + rest + r"\b", support.text)):
+                    return f"the passage says {other[0]}, not {word}"
+    for m in _DENIED_ZH.finditer(bare):  # "无需微调" where the passage says "fine-tuning method"
+        english = translate_chinese(m.group(1))
+        denied = set(_ordered_stems(english[0])) if english else set()
+        if denied and denied <= support.stems and not denied & support.denied:
+            return "the passage does not say it is not so"
+    return None

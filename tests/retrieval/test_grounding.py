@@ -459,6 +459,40 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "other way round (step)"),
     ("It employs a deterministic downscaler followed by a temporally-conditioned diffusion model.", "A deterministic "
      "downscaler runs first, then a temporally-conditioned diffusion model [1].", None),
+    ("We develop an extension of these performant structures that converts them into a sparse Mixture-of-Experts "
+     "layer.", "It converts sparse Mixture-of-Experts layers into these performant structures [1].",
+     "other way round (into)"),
+    ("Each client constructs a personalized model by combining a locally fine-tuned model with federated models.",
+     "The server constructs a personalized model for each client [1].", "says client, not server"),
+    ("We propose a structural condition beyond the realms of convexity.", "The condition stays within the realm of "
+     "convexity [1].", "says beyond, not within"),
+    ("Variational methods produce overconfident estimates of posterior uncertainty.", "Variational methods give "
+     "underconfident posterior uncertainty estimates [1].", "says overconfident, not underconfident"),
+    ("Variational methods produce overconfident estimates of posterior uncertainty.", "Variational methods tend to be "
+     "overconfident about posterior uncertainty [1].", None),
+    ("There exists a simple variant with optimal rate.", "A simple variant achieves a near-optimal rate [1].",
+     "says optimal, not near-optimal"),
+    ("There exists a simple variant with near-optimal rate.", "A simple variant achieves the optimal rate [1].",
+     "says near-optimal, not optimal"),
+    ("The algorithm attains the optimal rate up to logarithmic factors.", "It attains a near-optimal rate [1].", None),
+    ("Each pathway is encouraged to tackle a separate task.", "Each pathway is guaranteed to handle a distinct "
+     "task [1].", "'guaranteed'"),
+    ("We prove that the estimator is unbiased.", "The estimator is provably unbiased [1].", None),
+    ("We give a guarantee without assuming the target to be log-concave or satisfying any isoperimetric inequality.",
+     "It still requires the target to satisfy an isoperimetric inequality [1].", "does not assume that"),
+    ("Prior methods require the number of users to grow with the dimension; ours does not require the number of "
+     "users to grow.", "Prior methods require the number of users to grow with the dimension [1].", None),
+    ("Empirically, Fisher-Flow improves over prior diffusion and flow-matching models on these benchmarks.",
+     "It falls short of earlier flow-matching models [1].", "does better than that"),
+    ("Fisher-Flow improves over diffusion models but lags behind flow-matching models.",
+     "It falls short of flow-matching models [1].", None),
+    ("The time-averaged bias is equal to $\\alpha V + O(\\alpha^2)$.", "The bias equals αV + O(α³) [1].",
+     "the number"),
+    ("The time-averaged bias is equal to $\\alpha V + O(\\alpha^2)$.", "The bias equals αV + O(α²) [1].", None),
+    ("FineStyle is a few-shot fine-tuning method for style personalization.", "FineStyle 是一种无需微调的少样本方法 [1]。",
+     "is not so"),
+    ("Fisher-Flow improves over prior diffusion and flow-matching models.", "Fisher-Flow 与此前的扩散模型大致相当 [1]。",
+     "better, not that it matches"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
