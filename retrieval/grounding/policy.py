@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from paperbot.language import guess_language
-from paperbot.text import GENERIC_WORDS, WIDE_END, content_words
+from paperbot.text import GENERIC_WORDS, WIDE_END, content_words, words
 from retrieval.grounding.debris import CITE, META
 from retrieval.grounding.facts import NOT_A_CLAIM, Evidence, fact_problem, names, numbers
 from retrieval.grounding.meaning import Meaning, TokenEncoder
@@ -95,7 +95,8 @@ class Checker:
         if re.match(r"\s*\[\d{1,3}\]", sentence):
             return Decision(sentence, reason="echo", why="lists a passage")
         claimed = content_words(bare, ignore=GENERIC_WORDS)
-        if english and (len(claimed) < MIN_WORDS or not claimed - self.asked):
+        if (english and (len(claimed) < MIN_WORDS or not claimed - self.asked)
+                and not any(_names_title(bare, self.by_n[n]) for n in cited)):
             return Decision(sentence, reason="filler", why="says nothing beyond the question")
         anchored = bool(numbers(bare) or names(bare) or re.search(r"[A-Za-z]{3}", bare))
         if not english and not anchored:
@@ -132,6 +133,14 @@ class Checker:
             return Decision(sentence, reason="uncited", why="cites no passage, and none supports it")
         reason = "fact" if why and not why.startswith("not supported") else "unsupported"
         return Decision(sentence, reason=reason, why=why or "not supported", score=best)
+
+def _names_title(sentence: str, passage: Passage) -> bool:
+    """`sentence` says the title of `passage` (a label of three words or more, or its start where it is cut short):
+    "Yes — “Taming data-hungry RL” studies this [1]" tells which paper, even where the question holds every word."""
+    title = words(passage.label.replace("…", " "))
+    said = words(sentence)
+    return len(title) >= 3 and any(said[i:i + len(title)] == title for i in range(len(said) - len(title) + 1))
+
 
 # -- a whole reply ----------------------------------------------------------------------------
 

@@ -121,6 +121,20 @@ def test_repeated_sentences_keep_one_and_unsupported_ones_go(embed):
     assert g.removed == {"repeated": 2, "unsupported": 1} and g.used == [1, 2]
 
 
+@pytest.mark.parametrize("with_embedder", [False, True])
+def test_a_sentence_naming_the_cited_title_answers_a_question_asked_in_the_title_words(with_embedder, embed):
+    """"Is there a paper on X?" with X a title: naming the paper is the answer, though every word is the question's."""
+    passages = [Passage.of(1, "Knowledge Composition using Task Vectors", "We show that learned anisotropic "
+                                                                          "scaling makes task vectors disentangled.")]
+    encoder = embed if with_embedder else None
+    question = "is there a paper on knowledge composition using task vectors?"
+    named = "Yes — “Knowledge Composition using Task Vectors” is such a paper [1]."
+    assert ground_reply(named, passages, encoder, question=question).text == named
+    echoed = "Yes, there is a paper on knowledge composition with task vectors [1]."  # which, it does not say
+    g = ground_reply(echoed, passages, encoder, question=question)
+    assert g.text == "" and g.removed == {"filler": 1}
+
+
 def test_a_chinese_sentence_without_an_anchor_is_removed_and_one_with_anchors_is_checked():
     unverifiable = "这些方法都很有用 [1]。"
     assert ground_reply(unverifiable, PASSAGES).text == ""
