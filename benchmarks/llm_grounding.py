@@ -14,9 +14,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
-* held-out, held-out2 … held-out13: answers of the same kinds written after the checks were
+* held-out, held-out2 … held-out15: answers of the same kinds written after the checks were
   frozen (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2 to
-  …_heldout13.jsonl over the passages retrieval builds for readers' questions on real
+  …_heldout15.jsonl over the passages retrieval builds for readers' questions on real
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval

@@ -18,7 +18,11 @@ shown sentence by sentence with nothing shown ever withdrawn (retrieval/checks.p
   the passage says is done "without" something the sentence may not claim it is
   done with; a claim's scope ("all", "the only", "fully", "a few", "slightly")
   needs a passage that speaks of that kind of scope; a condition the passage sets
-  may not be lifted, nor one set that it lifts ("regardless of");
+  may not be lifted, nor one set that it lifts ("regardless of"); roles may not be
+  swapped where the passage names them ("the next state" for "the current
+  state", "into", "given", "followed by" and "caused by" run the passage's way);
+* **filler**: a sentence that says nothing beyond the question is removed, unless
+  it names the title of the paper it cites (the answer to "is there a paper on …");
 * **meaning**: the sentence's content words, as the embedder reads them in
   context, are aligned greedily with the cited passages' tokens (BERTScore-style
   precision, from the same forward pass that gives a sentence vector), averaged

@@ -1,5 +1,6 @@
 """Hard facts, checked exactly: every number with its unit, every name, comparisons, words of scope, negations,
-conditions, counts said in words and numbers tied to a benchmark must be what the cited passage says."""
+conditions, counts said in words, numbers tied to a benchmark and the roles things play (which of two opposite
+roles, which way a relation runs) must be what the cited passage says."""
 
 from __future__ import annotations
 
