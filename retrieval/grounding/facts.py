@@ -27,7 +27,8 @@ def plain(text: str) -> str:
     """Passage text as people read it (LaTeX rendered: 4.2$\\times$ → 4.2×, 10\\% → 10%), with Greek letters also
     spelled out (β-DPO is also "beta-DPO") and accents dropped ("Rényi" is "Renyi"), to find numbers and names in."""
     text = unaccented(text).translate(_SUPERSCRIPTS)  # "α³" is "α^3", as written or as rendered from LaTeX
-    shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text)).translate(_SUPERSCRIPTS)  # "100\%constraint": 100 % of something
+    shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text))  # "100\%constraint": 100 % of something
+    shown = shown.translate(_SUPERSCRIPTS)
     spelled = re.sub(r"[$\\{}]", "", text)
     return shown if shown == spelled else f"{shown} {spelled}"
 
@@ -363,10 +364,8 @@ _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lo
 # A word made with one of these prefixes is read against the same word made with the other, wherever the passage says it:
 # "underconfident" where it says "overconfident", "intra-class" where it says "inter-class".
 _SWAPPED_PREFIXES = (("under", "over"), ("intra", "inter"), ("up", "down"))
-_OPPOSITE: dict[str, frozenset[str]] = {}
-for _pair in _OPPOSITES:
-    for _a, _b in (_pair, _pair[::-1]):
-        _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
+_BOTH_WAYS = (*_OPPOSITES, *(pair[::-1] for pair in _OPPOSITES))
+_OPPOSITE = {a: frozenset(o for w, o in _BOTH_WAYS if w == a) for a, _ in _BOTH_WAYS}  # "far": {"close", "near"}
 _PRECEDING = re.compile(r"(?<![\w'’-])([a-z][a-z-]*[a-z])\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
 
 
