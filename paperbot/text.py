@@ -405,6 +405,20 @@ def _grouped(text: str) -> str:
     return text if re.fullmatch(r"[\w.]+|\\[A-Za-z]+", text) else f"({text})"
 
 
+_OPERATORS = frozenset("log ln exp max min sup inf det dim sin cos tan arg lim".split())
+
+
+def _command(m: re.Match[str]) -> str:
+    """A command as its symbol; an operator name keeps apart from the letters and digits beside it:
+    "\\kappa\\log\\frac{1}{ε}" is "κ log 1/ε"."""
+    name = m.group(1)
+    shown = _SYMBOLS.get(name, name)
+    if name in _OPERATORS:
+        before, after = m.string[max(0, m.start() - 1):m.start()], m.string[m.end():m.end() + 1]
+        shown = (" " if before.isalnum() else "") + shown + (" " if after.isalnum() else "")
+    return shown
+
+
 def _math(body: str) -> str:
     body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), body)
     for _ in range(3):  # nested fonts: \mathbf{\text{x}}
@@ -415,7 +429,7 @@ def _math(body: str) -> str:
     for _ in range(2):  # a fraction inside a root, a root inside a fraction
         body = _FRAC.sub(lambda m: f"{_grouped(m.group(1) or m.group(2))}/{_grouped(m.group(3) or m.group(4))}", body)
         body = _SQRT.sub(lambda m: "√" + _grouped(m.group(1)), body)
-    body = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), body)
+    body = _COMMAND.sub(_command, body)
     body = _SCRIPT.sub(_scripted, body)
     body = re.sub(r"([⟨(\[⌊⌈]) +", r"\1", body)  # "\langle a" reads "⟨a"
     return body.replace("{", "").replace("}", "").replace("~", " ")

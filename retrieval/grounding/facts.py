@@ -124,7 +124,7 @@ _SCOPES = (
                 r"reliabl\w*|consistent\w*|always)\b", re.I)),
     ("strength", re.compile(r"\b(?:excellent\w*|dramatic(?:al)?(?:ly)?|vastly|substantial(?:ly)?|"
                             r"significant(?:ly)?|greatly|drastic(?:al)?(?:ly)?|massive(?:ly)?|huge|remarkabl[ey]|"
-                            r"tremendous(?:ly)?|far (?:better|more|less|fewer|faster|higher|lower))\b|显著|大幅|极大",
+                            r"tremendous(?:ly)?|far (?:better|more|less|fewer|faster|higher|lower))\b|显著|大幅|(?<!极小)极大",
                             re.I),
      re.compile(r"\b(?:significant\w*|substantial\w*|dramatic\w*|vast\w*|great\w*|drastic\w*|massive\w*|large\w*|"
                 r"considerabl\w*|remarkabl\w*|excellent|strong\w*|notabl\w*|marked\w*|huge|superior|impressive|"
@@ -165,6 +165,8 @@ _CONDITIONAL = re.compile(r"\b(?:provided that|only if|as long as|only when|if a
 _UNCONDITIONAL = re.compile(r"\b(?:regardless of|irrespective of|even (?:when|if)|whether or not)\s+"
                             r"((?:[\w'’-]+\s*){1,6})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
+# "Unlike existing models that rely on CNN backbones": what a passage sets its own work apart from.
+_UNLIKE = re.compile(r"\b(?:unlike|in contrast to|as opposed to)\s+((?:[\w'’()-]+[\s,]*){1,14})", re.I)
 _DENIAL = re.compile(_NEGATION + r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
 # "previous methods are unable to create": what a passage says something cannot do (a sentence may deny it too).
 _UNABLE = re.compile(r"\b(?:unable to|fail(?:s|ed)? to|incapable of)\s+((?:[\w'’-]+\s*){1,5})", re.I)
@@ -586,6 +588,7 @@ class Evidence:
             | {w for m in _DENIAL.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _UNABLE.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _NEEDLESS.finditer(flat) for w in _ordered_stems(m.group(1))}
+            | {w for m in _UNLIKE.finditer(flat) for w in _ordered_stems(m.group(1))}
             | {w for m in _NEGATED_OBJECT.finditer(flat) for w in _ordered_stems(m.group(1))[:3]},
             bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)),
             degrees=frozenset(_degrees(flat)),

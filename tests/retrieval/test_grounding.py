@@ -507,6 +507,15 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "is not so"),
     ("Fisher-Flow improves over prior diffusion and flow-matching models.", "Fisher-Flow 与此前的扩散模型大致相当 [1]。",
      "better, not that it matches"),
+    ("Unlike existing models that rely on Convolutional Neural Network (CNN) backbones and spatially rigid prototypes, "
+     "our model offers spatially deformed prototypes.", "Rather than spatially rigid prototypes, it uses spatially "
+     "deformed prototypes [1].", None),  # what the passage sets its work apart from may be denied of it
+    ("Existing models use spatially rigid prototypes; ours adds a deformation head.", "Rather than spatially rigid "
+     "prototypes, it uses deformed ones [1].", "is not so"),
+    ("DxMI is a minimax problem that reaches equilibrium when both models converge.", "DxMI 是一个极小极大问题 [1]。",
+     None),  # minimax, not "greatly"
+    ("NAG attains an iteration complexity of $O(\\kappa\\log\\frac{1}{\\epsilon})$.", "NAG attains an iteration "
+     "complexity of O(κ log(1/ε)) [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
