@@ -174,6 +174,7 @@ _UNABLE = re.compile(r"\b(?:unable to|fail(?:s|ed)? to|incapable of)\s+((?:[\w'�
 _NEEDLESS = re.compile(r"\b(?:(?:eliminat|remov|obviat|avoid|bypass|sidestep)\w*\s+the\s+need\s+(?:for|of)|obviat\w*|"
                        r"(?:no|without\s+the|without\s+any)\s+need\s+(?:for|of|to)|dispens\w*\s+with)\s+"
                        r"((?:[\w'’-]+\s*){1,5})", re.I)
+_REPLACES = re.compile(r"\breplac(?:e|es|ed|ing)\b", re.I)
 # "does not need fine-tuning" in Chinese: what is denied is the first word after the negation, translated.
 _DENIED_ZH = re.compile(f"(?:无需|无须|不需要|不需|不依赖|不使用|不用|没有使用)([{HAN}]{{2,4}})")
 # "still requires the target to satisfy an isoperimetric inequality" where the passage says "without assuming the
@@ -693,7 +694,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
                     continue
                 if scope_kind not in support.scopes:
                     return f"the passage does not say {m.group(0).lower()!r} (nothing of the kind: {scope_kind})"
-    if not _SENTENCE_NEGATION.search(bare) and any(n.denies(stems) for n in support.negated):
+    if (not _SENTENCE_NEGATION.search(bare) and not _REPLACES.search(bare)  # "replaces the usual X" denies X too
+            and any(n.denies(stems) for n in support.negated)):
         return "the passage says it is done without that"
     if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both
         for m in [*_NEGATED.finditer(bare + " "), *_DENIAL.finditer(bare), *_NEGATED_OBJECT.finditer(bare)]:

@@ -512,6 +512,10 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "deformed prototypes [1].", None),  # what the passage sets its work apart from may be denied of it
     ("Existing models use spatially rigid prototypes; ours adds a deformation head.", "Rather than spatially rigid "
      "prototypes, it uses deformed ones [1].", "is not so"),
+    ("MatrixNet learns group representations instead of using predefined group representations as input.",
+     "This replaces the usual approach of feeding the network predefined group representations [1].", None),
+    ("MatrixNet learns group representations instead of using predefined group representations as input.",
+     "It feeds the network predefined group representations [1].", "done without that"),
     ("DxMI is a minimax problem that reaches equilibrium when both models converge.", "DxMI 是一个极小极大问题 [1]。",
      None),  # minimax, not "greatly"
     ("NAG attains an iteration complexity of $O(\\kappa\\log\\frac{1}{\\epsilon})$.", "NAG attains an iteration "
@@ -539,6 +543,9 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     ("The passage gives a figure for the memory saved [1].", False),
     ("It does not explain how the mask is initialised.", True),
     ("It does not require labels [1].", False),
+    ("The passage states these goals but does not explain how the construction achieves them.", True),
+    ("The passage says ZAF is motivated by 'these insights' but does not spell them out.", True),
+    ("The passage says the method does not need labels [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
