@@ -136,6 +136,7 @@ class Checker:
         reason = "fact" if why and not why.startswith("not supported") else "unsupported"
         return Decision(sentence, reason=reason, why=why or "not supported", score=best)
 
+
 def _names_title(sentence: str, passage: Passage) -> bool:
     """`sentence` says the title of `passage` (a label of three words or more, or its start where it is cut short):
     "Yes — “Taming data-hungry RL” studies this [1]" tells which paper, even where the question holds every word."""
