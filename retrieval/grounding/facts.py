@@ -179,12 +179,9 @@ _REPLACES = re.compile(r"\breplac(?:e|es|ed|ing)\b", re.I)
 _DENIED_ZH = re.compile(f"(?:无需|无须|不需要|不需|不依赖|不使用|不用|没有使用)([{HAN}]{{2,4}})")
 # "still requires the target to satisfy an isoperimetric inequality" where the passage says "without assuming the
 # target … or satisfying any isoperimetric inequality": what a sentence says is needed, what a passage says is not.
-_REQUIRED = re.compile(r"\b(?:requir(?:e|es|ed|ing)|assum(?:e|es|ed|ing)|need(?:s|ed|ing)?|rel(?:y|ies|ying) on|"
-                       r"depend(?:s|ing)? on)\s+"
-                       r"((?:[\w'’-]+\s*){1,6})", re.I)
-_NOT_ASSUMED = re.compile(r"\b(?:without|not|no|never)\s+(?:\w+\s+)?(?:assum(?:e|es|ing)|requir(?:e|es|ing)|"
-                          r"need(?:s|ing)?|rel(?:y|ies|ying) on)"
-                          r"\s+((?:[\w'’-]+[\s,]*){1,12})", re.I)
+_NEED = r"requir(?:e|es|ing)|assum(?:e|es|ing)|need(?:s|ing)?|rel(?:y|ies|ying) on"  # verbs of need, as denied
+_REQUIRED = re.compile(rf"\b(?:{_NEED}|required|assumed|needed|depend(?:s|ing)? on)\s+((?:[\w'’-]+\s*){{1,6}})", re.I)
+_NOT_ASSUMED = re.compile(rf"\b(?:without|not|no|never)\s+(?:\w+\s+)?(?:{_NEED})\s+((?:[\w'’-]+[\s,]*){{1,12}})", re.I)
 # "near-optimal" where the passage says "optimal", and "optimal" where it says "near-optimal".
 _QUALIFIED = re.compile(r"(?<![\w-])(?:near|nearly|almost|approximately|quasi)[- ]([a-z]{5,})\b", re.I)
 _UP_TO_FACTORS = re.compile(r"\bup to (?:a |an )?(?:log\w*|constant|poly\w*|lower-order)", re.I)
@@ -801,8 +798,15 @@ def _swapped(bare: str, support: Evidence) -> bool:
 
 def _role_problem(bare: str, support: Evidence) -> str | None:
     """Readings of what a sentence says a thing needs, how nearly it holds, what it trails and which of two prefixed
-    words it is, against the passage."""
-    for m in _REQUIRED.finditer(bare):  # "still requires an isoperimetric inequality" where it is "without assuming" it
+    words it is, against the passage: the first problem one finds."""
+    low = bare.lower()
+    return (_need_problem(bare, support) or _qualifier_problem(low, support) or _behind_problem(bare, support)
+            or _swapped_prefix_problem(low, support) or _denied_zh_problem(bare, support))
+
+
+def _need_problem(bare: str, support: Evidence) -> str | None:
+    """"still requires an isoperimetric inequality" where the passage says "without assuming" it."""
+    for m in _REQUIRED.finditer(bare):
         if (_SENTENCE_NEGATION.search(bare[max(0, m.start() - 16):m.start()])
                 or re.match(r"(?:no|not|neither|none)\b", m.group(1), re.I)):  # "needs no explicit budget"
             continue
@@ -810,23 +814,38 @@ def _role_problem(bare: str, support: Evidence) -> str | None:
         if (any(len(needed & said) >= 2 for said in support.not_assumed)
                 and not any(len(needed & said) >= 2 for said in support.assumed)):  # "prior work requires X"
             return "the passage says it does not assume that"
-    low = bare.lower()
-    for m in _QUALIFIED.finditer(low):  # "near-optimal" where the passage says "optimal"
+    return None
+
+
+def _qualifier_problem(low: str, support: Evidence) -> str | None:
+    """"near-optimal" where the passage says "optimal" (not "up to log factors"), and the other way round."""
+    for m in _QUALIFIED.finditer(low):
         word = m.group(1)
         if (word not in support.qualified and re.search(r"(?<![\w-])" + word + r"\b", support.text)
                 and not _UP_TO_FACTORS.search(support.text)):
             return f"the passage says {word}, not {m.group(0)}"
     said = {m.group(1) for m in _QUALIFIED.finditer(low)}
-    for word in support.qualified - said:  # "optimal" where the passage says only "near-optimal"
+    for word in support.qualified - said:
         if (re.search(r"(?<![\w-])" + word + r"\b", low)
                 and not re.search(r"(?<![\w-])(?<!near )(?<!nearly )(?<!almost )" + word + r"\b", support.text)):
             return f"the passage says near-{word}, not {word}"
-    if not support.behind:  # "falls short of flow-matching models" where the passage says it improves over them
+    return None
+
+
+def _behind_problem(bare: str, support: Evidence) -> str | None:
+    """"falls short of flow-matching models" where the passage says it improves over them."""
+    if not support.behind:
         for m in _BEHIND.finditer(bare):
             if set(_ordered_stems(m.group(1))) - _RIVALS & support.ahead:
                 return "the passage says it does better than that"
+    return None
+
+
+def _swapped_prefix_problem(low: str, support: Evidence) -> str | None:
+    """"underconfident" where the passage says "overconfident" (and never "underconfident"); a sentence naming
+    both contrasts them."""
     words = set(re.findall(r"[a-z][a-z-]*[a-z]", low))
-    for word in words:  # "underconfident" where the passage says "overconfident"
+    for word in words:
         for a, b in (*_SWAPPED_PREFIXES, *(pair[::-1] for pair in _SWAPPED_PREFIXES)):
             rest = word[len(a):].lstrip("-")
             if word.startswith(a) and len(rest) >= 4:
@@ -834,7 +853,12 @@ def _role_problem(bare: str, support: Evidence) -> str | None:
                 if (other and not set(other) & words
                         and not re.search(r"(?<![\w-])" + a + "-?" + rest + r"\b", support.text)):
                     return f"the passage says {other[0]}, not {word}"
-    for m in _DENIED_ZH.finditer(bare):  # "无需微调" where the passage says "fine-tuning method"
+    return None
+
+
+def _denied_zh_problem(bare: str, support: Evidence) -> str | None:
+    """"无需微调" (needs no fine-tuning) where the passage says "fine-tuning method" and never denies it."""
+    for m in _DENIED_ZH.finditer(bare):
         english = translate_chinese(m.group(1))
         denied = set(_ordered_stems(english[0])) if english else set()
         if denied and denied <= support.stems and not denied & support.denied:
