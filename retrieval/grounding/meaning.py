@@ -3,6 +3,7 @@ share of its stemmed content words they contain."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -13,6 +14,21 @@ from retrieval.grounding.facts import STOP_STEMS, STOPWORDS, plain
 
 if TYPE_CHECKING:
     from retrieval.grounding.passage import Passage
+
+# Who says it, not what is said: "The authors describe IM as …", "In other words, …". A passage states its claims
+# without naming its authors, so these words are left out of what is matched (the facts are read with them).
+_FRAMING = re.compile(
+    r"^(?:(?:in other words|notably|in short|put simply|taken together|overall|in this way|that is)\b,?\s*)?"
+    r"(?:(?:the|its|their)\s+)?(?:authors?|paper|work|study|they)\s+(?:also\s+)?"
+    r"(?:describ|say|said|present|report|claim|note|argu|stat|frame|characteri[sz]|highlight|position|call)\w*"
+    r"\s+(?:(?:it|this|that|them|these|the method|their method)\s+)?(?:as\s+|that\s+)?"
+    r"|^(?:in other words|notably|in short|put simply|taken together|overall|in this way|that is)\b,?\s*", re.I)
+
+
+def unframed(bare: str) -> str:
+    """`bare` without the words that say who claims it ("The authors say it is …" → "it is …")."""
+    return _FRAMING.sub("", bare, count=1) or bare
+
 
 TokenVectors = tuple[list[tuple[int, int]], np.ndarray]  # (character span of each token, unit vectors)
 
@@ -49,6 +65,7 @@ class Meaning:
         """The unit vectors of the sentence's content tokens (stopwords, punctuation, citations left out)."""
         if self.encoder is None:
             return None
+        bare = unframed(bare)
         ((spans, vectors),) = self.encoder.encode_tokens([bare])
         words = [(a, b, w.lower()) for a, b, w in word_spans(bare)]
         keep = []
@@ -63,7 +80,7 @@ class Meaning:
         passages = [self.passages[n] for n in cited if n in self.passages]
         if not passages:
             return 0.0
-        words = content_words(bare, ignore=GENERIC_WORDS)
+        words = content_words(unframed(bare), ignore=GENERIC_WORDS)
         covered = frozenset().union(*(p.words for p in passages))
         words -= asked - covered  # the question's words count when the passage has them, else not at all
         lexical = len(words & covered) / len(words) if words else 0.0

@@ -135,6 +135,18 @@ def test_a_sentence_naming_the_cited_title_answers_a_question_asked_in_the_title
     assert g.text == "" and g.removed == {"filler": 1}
 
 
+def test_who_says_it_is_not_read_as_part_of_the_claim(embed):
+    """"The authors describe X as …" is matched for what it says of X: a passage does not name its authors."""
+    passages = [Passage.of(1, "Instruction Tuning With Loss Over Instructions", "In this work, we propose a simple "
+                           "yet effective method, Instruction Modelling (IM), which trains LMs by applying a loss "
+                           "function to the instruction and prompt part rather than solely to the output part.")]
+    for framed in ("The authors describe IM as a simple yet effective method [1].",
+                   "In other words, IM applies the loss to the instruction and prompt part as well [1]."):
+        assert ground_reply(framed, passages, embed).text == framed
+    wrong = "The authors describe IM as a costly retrieval pipeline for multilingual speech [1]."
+    assert ground_reply(wrong, passages, embed).text == ""
+
+
 def test_a_chinese_sentence_without_an_anchor_is_removed_and_one_with_anchors_is_checked():
     unverifiable = "这些方法都很有用 [1]。"
     assert ground_reply(unverifiable, PASSAGES).text == ""
