@@ -33,10 +33,10 @@ _HEDGE = re.compile(
     r"|there is no (?:information|mention|detail)\b"
     r"|(?:it|they|the (?:paper|authors?|study|work|abstract))\s+(?:does|do)\s+not\s+(?:say|explain|state|describe|"
     r"specify|mention|report|detail|give|discuss|quantify|address|clarify)\b"
-    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:[\w'’,-]+\s+){1,14}?(?:but|yet)\s+(?:does|do)\s+not\s+"
+    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:[\w'’,-]+\s+){1,14}?(?:but|yet|so\s+it)\s+(?:does|do)\s+not\s+"
     r"(?:say|explain|state|describe|specify|spell|mention|report|detail|give|name|clarify)\b)"
-    r"|(?:段落|文中|摘要|这些段落|所给段落|该段落|引用段落|引文|材料|资料)(?:本身)?(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?"
-    r"(?:专门|详细|具体|明确|直接)?(?:说明|介绍|量化|描述|提及|提到|给出|报告|指出|涉及|比较|解释|讨论|交代)"
+    r"|(?:段落|文中|摘要|摘录|节选|这些段落|所给段落|该段落|引用段落|引文|材料|资料)(?:本身)?(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?"
+    r"(?:专门|详细|具体|明确|直接)?(?:说明|介绍|量化|描述|提及|提到|给出|列出|列举|写明|阐明|阐述|提供|报告|指出|涉及|比较|解释|讨论|交代)"
     r"|不清楚|尚不明确|未说明|未提及|没有提到|没有说明", re.I)
 
 

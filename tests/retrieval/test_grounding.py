@@ -558,6 +558,10 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     ("The passage states these goals but does not explain how the construction achieves them.", True),
     ("The passage says ZAF is motivated by 'these insights' but does not spell them out.", True),
     ("The passage says the method does not need labels [1].", False),
+    ("The excerpt only names the method, so it does not explain how the mask is learned.", True),
+    ("The method is simple, so it does not need tuning [1].", False),
+    ("摘录没有具体说明该方法如何初始化掩码。", True),
+    ("摘录中没有列出具体使用了哪些基准。", True),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
