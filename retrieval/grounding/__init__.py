@@ -28,7 +28,9 @@ shown sentence by sentence with nothing shown ever withdrawn (retrieval/checks.p
   precision, from the same forward pass that gives a sentence vector), averaged
   with the share of its stemmed content words the passages contain (the
   question's words count when the passage has them, and are left out when it
-  has not); the sentence is supported at `SUPPORT_THRESHOLD` or above;
+  has not); the words saying who claims it ("The authors describe X as …") are
+  not matched, a passage does not name its authors; the sentence is supported
+  at `SUPPORT_THRESHOLD` or above;
 * a sentence its citations do not support is given the one passage that does
   (re-cited), or removed; an uncited sentence is given the passage that supports
   it, or removed;
