@@ -141,8 +141,10 @@ _PASSAGE_COMPARATIVE = re.compile(
     r"fewer than|less than|gains? over|advantage over|improv\w* (?:up)?on|improv\w* over|state[- ]of[- ]the[- ]art|"
     r"sota|(?:more|less|fewer)(?:\s+[\w-]+){1,2}\s+than)\b", re.I)
 _PASSAGE_SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best|new record)\b", re.I)
-_PARITY = re.compile(r"\b(?:closely matches|matches|match|matching|comparable|on par with|competitive with|similar to)"
-                     r"\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
+# not "matching" naming a kind of model or loss ("a flow matching model", "the score matching objective")
+_PARITY = re.compile(r"\b(?:closely matches|matches|match|matching(?!\s+(?:models?|loss(?:es)?|objectives?|frameworks?|"
+                     r"methods?|algorithms?|problems?|tasks?|networks?|based|polic(?:y|ies)|paradigms?)\b)|comparable|"
+                     r"on par with|competitive with|similar to)\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 _SENTENCE_PARITY = re.compile(r"\b(?<!-)(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|"
                               r"相当|接近|持平|媲美", re.I)  # not "flow-matching"
 # A sentence saying one thing is as good as another ("matches the previous state of the art"; not "the closest match").

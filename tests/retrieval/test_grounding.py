@@ -532,6 +532,10 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      None),  # minimax, not "greatly"
     ("NAG attains an iteration complexity of $O(\\kappa\\log\\frac{1}{\\epsilon})$.", "NAG attains an iteration "
      "complexity of O(κ log(1/ε)) [1].", None),
+    ("FoldFlow++ is a flow matching model for protein structure generation that outperforms RFDiffusion.",
+     "FoldFlow++ outperforms RFDiffusion and other protein structure models [1].", None),  # a kind of model, not "matches"
+    ("Our model is smaller than prior models while matching full fine-tuning on protein structure generation.",
+     "It outperforms full fine-tuning on protein structure generation [1].", "matches, not that it is better"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
