@@ -15,19 +15,25 @@ from retrieval.grounding.facts import STOP_STEMS, STOPWORDS, plain
 if TYPE_CHECKING:
     from retrieval.grounding.passage import Passage
 
-# Who says it, not what is said: "The authors describe IM as …", "In other words, …". A passage states its claims
-# without naming its authors, so these words are left out of what is matched (the facts are read with them).
+# Who says it, not what is said: "The authors describe IM as …", "In other words, …", "… are argued to …", "two
+# issues raised by the authors". A passage states its claims without naming its authors, so these words are left out
+# of what is matched (the facts are read with them).
+_LEAD = (r"(?:in other words|notably|in short|put simply|taken together|overall|in this way|that is|"
+         r"as the title (?:indicates|suggests|says))")
 _FRAMING = re.compile(
-    r"^(?:(?:in other words|notably|in short|put simply|taken together|overall|in this way|that is)\b,?\s*)?"
+    rf"^(?:{_LEAD}\b,?\s*)?"
     r"(?:(?:the|its|their)\s+)?(?:authors?|paper|work|study|they)\s+(?:also\s+)?"
     r"(?:describ|say|said|present|report|claim|note|argu|stat|frame|characteri[sz]|highlight|position|call)\w*"
     r"\s+(?:(?:it|this|that|them|these|the method|their method)\s+)?(?:as\s+|that\s+)?"
-    r"|^(?:in other words|notably|in short|put simply|taken together|overall|in this way|that is)\b,?\s*", re.I)
+    rf"|^{_LEAD}\b,?\s*", re.I)
+_ATTRIBUTED = re.compile(
+    r"(?<=\s)(?:is|are|was|were)\s+(?:argued|said|claimed|reported|framed)\s+(?:to\s+be\s+|to\s+)"
+    r"|,?\s*according to the authors,?|\s+(?:raised|identified|noted)\s+by\s+the\s+authors\b", re.I)
 
 
 def unframed(bare: str) -> str:
     """`bare` without the words that say who claims it ("The authors say it is …" → "it is …")."""
-    return _FRAMING.sub("", bare, count=1) or bare
+    return " ".join(_ATTRIBUTED.sub(" ", _FRAMING.sub("", bare, count=1)).split()) or bare
 
 
 TokenVectors = tuple[list[tuple[int, int]], np.ndarray]  # (character span of each token, unit vectors)

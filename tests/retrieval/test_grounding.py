@@ -141,7 +141,8 @@ def test_who_says_it_is_not_read_as_part_of_the_claim(embed):
                            "yet effective method, Instruction Modelling (IM), which trains LMs by applying a loss "
                            "function to the instruction and prompt part rather than solely to the output part.")]
     for framed in ("The authors describe IM as a simple yet effective method [1].",
-                   "In other words, IM applies the loss to the instruction and prompt part as well [1]."):
+                   "In other words, IM applies the loss to the instruction and prompt part as well [1].",
+                   "Instruction Modelling is argued to be a simple yet effective method, according to the authors [1]."):
         assert ground_reply(framed, passages, embed).text == framed
     wrong = "The authors describe IM as a costly retrieval pipeline for multilingual speech [1]."
     assert ground_reply(wrong, passages, embed).text == ""
