@@ -31,6 +31,8 @@ _HEDGE = re.compile(
     r"|it is (?:not|un)(?:clear|stated|specified|known|reported)\b"
     r"|(?:this|that|it) is not (?:stated|reported|described|specified|covered|given|mentioned)\b"
     r"|there is no (?:information|mention|detail)\b"
+    r"|no\s+(?:[\w'’-]+\s+){1,6}(?:is|are|was|were)\s+(?:given|stated|reported|provided|mentioned|specified|described)\s+"
+    r"in\s+(?:the|this|these)\s+(?:passages?|abstracts?|excerpts?|sources?)\b"
     r"|(?:it|they|the (?:paper|authors?|study|work|abstract))\s+(?:does|do)\s+not\s+(?:say|explain|state|describe|"
     r"specify|mention|report|detail|give|discuss|quantify|address|clarify)\b"
     r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:[\w'’,-]+\s+){1,14}?(?:but|yet|so\s+it)\s+(?:does|do)\s+not\s+"

@@ -567,6 +567,8 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     ("The method is simple, so it does not need tuning [1].", False),
     ("摘录没有具体说明该方法如何初始化掩码。", True),
     ("摘录中没有列出具体使用了哪些基准。", True),
+    ("No complexity figures are given in the passage.", True),
+    ("No labels are used in training [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
