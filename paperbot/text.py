@@ -421,8 +421,9 @@ def _command(m: re.Match[str]) -> str:
 
 def _math(body: str) -> str:
     body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), body)
-    for _ in range(3):  # nested fonts: \mathbf{\text{x}}
-        body = _FONT.sub(r"\1", body)
+    for _ in range(3):  # nested fonts: \mathbf{\text{x}}; "\cdot\mathrm{polylog}" keeps its command apart
+        body = _FONT.sub(lambda m: (" " if re.search(r"\\[A-Za-z]+$", m.string[:m.start()]) else "") + m.group(1),
+                         body)
     body = _BARE_FONT.sub(r"{\1}", body)  # braces keep "\sim\mathcal N" from reading as one command
     body = _ACCENT.sub(lambda m: "{" + unicodedata.normalize("NFC", (m.group(2) or m.group(3)).strip()
                                                            + _ACCENTS[m.group(1)]) + "}", body)

@@ -71,6 +71,7 @@ def test_a_question_is_cleaned_of_invisible_and_control_text():
         (r"$\frac{1}{2}$ and $\tfrac12$ and $\sqrt{\texttt{KL}}$", "1/2 and 1/2 and √KL"),
         (r"$O(\kappa\log\frac{1}{\epsilon})$, $\log n$, $\max(a, b)$", "O(κ log 1/ε), log n, max(a, b)"),
         (r"$x\sim\mathcal N(0,1)$, $\langle a, b\rangle$", "x∼N(0,1), ⟨a, b⟩"),
+        (r"$\Theta(d\cdot\mathrm{polylog} d)$, $z\sim\mathrm{Unif}$", "Θ(d· polylog d), z∼ Unif"),
         (r"``blind'' entropy; state--action; hypernymy---the relation", "“blind” entropy; state–action; hypernymy—the relation"),
         (r"code at \url{https://github.com/x/y}.", "code at https://github.com/x/y."),
         (r"we introduce {Monotonic Policy Update (MIPU)}, \textit{simple}", "we introduce Monotonic Policy Update (MIPU), simple"),
