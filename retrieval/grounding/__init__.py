@@ -10,7 +10,8 @@ shown sentence by sentence with nothing shown ever withdrawn (retrieval/checks.p
 
 * **hard facts, exactly**: every number with its unit (%, ×, points, K/M/B), every
   name (acronyms, CamelCase, names with digits or inner capitals) must appear in
-  the passages the sentence cites, or in the question; a comparison
+  the passages the sentence cites, or in the question, and an asymptotic bound
+  ("Θ(√(KT))") the one the passage states, term by term; a comparison
   ("outperforms", "state-of-the-art", 超过) needs comparative wording there, and is
   refused where the passage puts the same thing on par ("matches full
   fine-tuning"); a number the passage ties to another benchmark ("99.94 % on

@@ -529,6 +529,39 @@ def _growing(text: str) -> set[str]:
     return {s for m in _GROWING.finditer(text) for s in _ordered_stems(m.group(1) or m.group(2))[:2]}
 
 
+# "Θ(K√T)" where the passage says "Θ(√(KT))", "(cd)^(L+1/2)" for "(cd)^(L-1/2)": an asymptotic bound is compared
+# as written (LaTeX rendered; spaces, brackets, product signs and "^" aside), each of its terms one the passage's has.
+_BOUND = re.compile(r"(?<![A-Za-z])(?:O|Θ|Ω|o|ω)\s*\(")
+_PLAIN_SCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "0123456789-+-")  # exponents as written inline, "^" dropped after
+
+
+def _bounds(text: str) -> set[tuple[str, ...]]:
+    """The bounds `text` states, each as its sorted terms: "O((cd)^(L-1/2)√T + d)" → ("cdL-1/2√T", "d")."""
+    shown = unaccented(readable(text)).translate(_PLAIN_SCRIPTS).replace("sqrt", "√")
+    shown = re.sub(r"\[\d{1,3}\]", " ", shown)  # "√[3]T" as a sentence reads once its citations are cut: "√ T"
+    out = set()
+    for m in _BOUND.finditer(shown):
+        depth, end = 1, m.end()
+        while end < len(shown) and depth:
+            depth += {"(": 1, ")": -1}.get(shown[end], 0)
+            end += 1
+        terms = [re.sub(r"[\s(){}\[\]·⋅*^\\]", "", t) for t in _top_level_terms(shown[m.end():end - 1])]
+        if depth == 0 and all(terms):
+            out.add(tuple(sorted(terms)))
+    return out
+
+
+def _top_level_terms(inner: str) -> list[str]:
+    """`inner` split at its "+" signs outside brackets."""
+    terms, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += {"(": 1, "{": 1, "[": 1, ")": -1, "}": -1, "]": -1}.get(ch, 0)
+        if ch == "+" and depth == 0:
+            terms.append(inner[start:i])
+            start = i + 1
+    return [*terms, inner[start:]]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What a set of passages (or the question) can vouch for, read once per reply."""
@@ -567,6 +600,7 @@ class Evidence:
     qualified: frozenset[str] = frozenset()  # words it says with "near"/"almost": "near-optimal" gives "optimal"
     ahead: frozenset[str] = frozenset()  # what it says something does better than: "prior … flow-matching models"
     behind: bool = False  # it says something does worse than something
+    bounds: frozenset[tuple[str, ...]] = frozenset()  # the asymptotic bounds it states, by their terms
 
     @classmethod
     def of(cls, text: str) -> Evidence:
@@ -605,7 +639,7 @@ class Evidence:
                           if not _SENTENCE_NEGATION.search(flat[max(0, m.start() - 16):m.start()])),
             qualified=frozenset(m.group(1).lower() for m in _QUALIFIED.finditer(flat)),
             ahead=frozenset(w for m in _AHEAD.finditer(flat) for w in _ordered_stems(m.group(1))) - _RIVALS,
-            behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)))
+            behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)), bounds=frozenset(_bounds(text)))
 
     def has_value(self, value: float, unit: str | None) -> bool:
         return any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) and (unit is None or u is None or u == unit)
@@ -667,6 +701,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     for name in names(bare):
         if not support.has_name(name) and not (asked and asked.has_name(name)):
             return f"{name} is not in the passage"
+    if support.bounds:
+        for terms in _bounds(bare):
+            if not any(set(terms) <= set(known) for known in support.bounds):
+                return "the passage states another bound"
     if latin_terms:
         rest = " ".join(t for t in _TOKEN.findall(bare) if not names(t) and not re.search(r"\d", t))
         words = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z-]+", rest)), ignore=GENERIC_WORDS, latin_only=True)

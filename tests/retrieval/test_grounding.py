@@ -23,6 +23,9 @@ P1 = ("HopChain", "We find that long chain-of-thought (CoT) reasoning exposes di
 P2 = ("NV-CoT", "Recent multimodal large language models (MLLMs) increasingly rely on visual chain-of-thought to "
       "perform region-grounded reasoning over images. … In this paper, we propose Numerical Visual Chain-of-Thought "
       "(NV-CoT), a framework that enables MLLMs to reason over images using continuous numerical coordinates.")
+CAL = r"We show that the optimal U-calibration error is $\Theta(\sqrt{KT})$ for $K$ classes and $T$ rounds."
+REGRET = (r"After $T$ rounds the regret upper bound scales as $\tilde{\mathcal{O}}((cd)^{L-\frac{1}{2}}\sqrt{T} + d + RN)$ "
+          r"where $c>1$ is a constant.")
 P3 = ("ThinkSafe", "Large reasoning models (LRMs) achieve remarkable performance by leveraging reinforcement "
       "learning (RL) on reasoning tasks to generate long chain-of-thought (CoT) reasoning.")
 PASSAGES = [Passage.of(n, label, text) for n, (label, text) in enumerate((P1, P2, P3), start=1)]
@@ -537,6 +540,14 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
      "FoldFlow++ outperforms RFDiffusion and other protein structure models [1].", None),  # a kind of model, not "matches"
     ("Our model is smaller than prior models while matching full fine-tuning on protein structure generation.",
      "It outperforms full fine-tuning on protein structure generation [1].", "matches, not that it is better"),
+    (CAL, "The optimal U-calibration error is Θ(K√T) [1].", "another bound"),
+    (CAL, "The optimal U-calibration error is Θ(√(KT)) [1].", None),
+    (CAL, r"The optimal U-calibration error is $\Theta(\sqrt{KT})$ [1].", None),
+    (REGRET, "Its regret is bounded by Õ((cd)^{L+1/2}√T + d + RN) [1].", "another bound"),  # the sign of ½
+    (REGRET, "Its regret grows as Õ((cd)^{L−1/2}√T) [1].", None),  # a term of the bound, the others left out
+    (REGRET, "Its regret grows as O(√T) [1].", "another bound"),
+    (r"The rates are $O(1/T)$ and $O(1/\sqrt[3]{T})$.", r"The rates are $O(1/T)$ and $O(1/\sqrt[3]{T})$.", None),
+    (r"a complexity of $n \simeq T = \Theta(d\cdot\mathrm{polylog} d)$", "n ≃ T = Θ(d·polylog d) [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
