@@ -532,11 +532,14 @@ def _growing(text: str) -> set[str]:
 # "Θ(K√T)" where the passage says "Θ(√(KT))", "(cd)^(L+1/2)" for "(cd)^(L-1/2)": an asymptotic bound is compared
 # as written (LaTeX rendered; spaces, brackets, product signs and "^" aside), each of its terms one the passage's has.
 _BOUND = re.compile(r"(?<![A-Za-z])(?:O|Θ|Ω|o|ω)\s*\(")
+_MAYBE_BOUND = re.compile(r"[OÕΘΩoω]\u0303?\}*\s*\(|\\(?:Theta|Omega|omega)\b")
 _PLAIN_SCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "0123456789-+-")  # exponents as written inline, "^" dropped after
 
 
 def _bounds(text: str) -> set[tuple[str, ...]]:
     """The bounds `text` states, each as its sorted terms: "O((cd)^(L-1/2)√T + d)" → ("cdL-1/2√T", "d")."""
+    if not _MAYBE_BOUND.search(text):  # most text states none: no rendering
+        return set()
     shown = unaccented(readable(text)).translate(_PLAIN_SCRIPTS).replace("sqrt", "√")
     shown = re.sub(r"\[\d{1,3}\]", " ", shown)  # "√[3]T" as a sentence reads once its citations are cut: "√ T"
     out = set()
