@@ -28,6 +28,7 @@ _FRAMING = re.compile(
     rf"|^{_LEAD}\b,?\s*", re.I)
 _ATTRIBUTED = re.compile(
     r"(?<=\s)(?:is|are|was|were)\s+(?:argued|said|claimed|reported|framed)\s+(?:to\s+be\s+|to\s+)"
+    r"|(?<=\s)(?:is|are|was|were)\s+(?:presented|described|framed|characteri[sz]ed|positioned)\s+as\s+"
     r"|,?\s*according to the authors,?|\s+(?:raised|identified|noted)\s+by\s+the\s+authors\b", re.I)
 
 

@@ -145,7 +145,8 @@ def test_who_says_it_is_not_read_as_part_of_the_claim(embed):
                            "function to the instruction and prompt part rather than solely to the output part.")]
     for framed in ("The authors describe IM as a simple yet effective method [1].",
                    "In other words, IM applies the loss to the instruction and prompt part as well [1].",
-                   "Instruction Modelling is argued to be a simple yet effective method, according to the authors [1]."):
+                   "Instruction Modelling is argued to be a simple yet effective method, according to the authors [1].",
+                   "It is characterised as a simple yet effective method [1]."):
         assert ground_reply(framed, passages, embed).text == framed
     wrong = "The authors describe IM as a costly retrieval pipeline for multilingual speech [1]."
     assert ground_reply(wrong, passages, embed).text == ""
@@ -580,6 +581,8 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     ("摘录中没有列出具体使用了哪些基准。", True),
     ("No complexity figures are given in the passage.", True),
     ("No labels are used in training [1].", False),
+    ("Details on convex aggregation are not given in the passage.", True),
+    ("The method is described in the passage [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
