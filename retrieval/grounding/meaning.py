@@ -22,10 +22,9 @@ _LEAD = (r"(?:in other words|notably|in short|put simply|taken together|overall|
          r"as the title (?:indicates|suggests|says))")
 _FRAMING = re.compile(
     rf"^(?:{_LEAD}\b,?\s*)?"
-    r"(?:(?:the|its|their)\s+)?(?:authors?|paper|work|study|they)\s+(?:also\s+)?"
+    r"(?:(?:(?:the|its|their)\s+)?(?:authors?|paper|work|study|they)\s+(?:also\s+)?"
     r"(?:describ|say|said|present|report|claim|note|argu|stat|frame|characteri[sz]|highlight|position|call)\w*"
-    r"\s+(?:(?:it|this|that|them|these|the method|their method)\s+)?(?:as\s+|that\s+)?"
-    rf"|^{_LEAD}\b,?\s*", re.I)
+    r"\s+(?:(?:it|this|that|them|these|the method|their method)\s+)?(?:as\s+|that\s+)?)?", re.I)
 _ATTRIBUTED = re.compile(
     r"(?<=\s)(?:is|are|was|were)\s+(?:argued|said|claimed|reported|framed)\s+(?:to\s+be\s+|to\s+)"
     r"|(?<=\s)(?:is|are|was|were)\s+(?:presented|described|framed|characteri[sz]ed|positioned)\s+as\s+"
