@@ -212,10 +212,15 @@ _PROPORTION = re.compile(r"\b(?:(?P<large>(?:the\s+)?(?:vast\s+)?majority\s+of|m
 _PROPORTION_ZH = re.compile(r"(?:(?P<large>绝大多数|绝大部分|大多数|大部分|多数)|(?P<small>极少数|少数|一小部分|小部分|少量))的?"
                             f"([{HAN}]+)")
 # "a single forward pass with zero oracle calls" against "a few forward passes": how many, said in words.
-_COUNT = re.compile(r"\b(zero|no|a single|single|only one|one|a few|few|a small number of|a handful of|several|"
-                    r"multiple|many|a set of|a collection of|a series of|a sequence of)\s+((?:[a-z][\w-]*\s*){1,2})",
-                    re.I)
-_COUNT_CLASS = {"zero": "none", "no": "none", "a single": "one", "single": "one", "only one": "one", "one": "one"}
+# Two or more, as a number ("two captions", "3 datasets") or a group ("a pair of vectors"), is "some".
+_COUNT = re.compile(r"(?<![\w.,-])(zero|no|a single|single|only one|one|a few|few|a small number of|a handful of|"
+                    r"several|multiple|many|a set of|a collection of|a series of|a sequence of|a pair of|pairs of|"
+                    r"a group of|groups of|" + "|".join(_NUMBER_WORDS) + r"|\d+)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+_COUNT_CLASS = {"zero": "none", "no": "none", "0": "none", "a single": "one", "single": "one", "only one": "one",
+                "one": "one", "1": "one"}
+_RATE = re.compile(r"[a-z][\w-]*\s+(?:at a time|per|each|by one)\b", re.I)
+# "the second adaptive decentralized algorithm" where the passage says "the first": which one, said in words.
+_ORDINAL = re.compile(r"\bthe\s+(first|second|third|fourth|fifth|last)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "erases a model's latent knowledge" against "models retain latent knowledge": opposite verbs on the same thing.
 _KEEPS = re.compile(r"\b(?:retain|keep|preserv|maintain|restor)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
 _LOSES = re.compile(r"\b(?:eras|los[et]|remov|destroy|discard|forget|forgot|eliminat)\w*\s+((?:[\w'’-]+\s*){1,3})", re.I)
@@ -492,9 +497,16 @@ def _counts(text: str) -> set[tuple[str, str]]:
     """(none / one / some, the first word counted): "zero inference-time oracle calls" is ("none", "infer")."""
     out = set()
     for m in _COUNT.finditer(text):
-        counted = _ordered_stems(m.group(2))[:1]
+        if _RATE.match(text, m.start(2)):
+            continue  # "one point at a time" says how, not how many
+        counted = _ordered_stems(m.group(2))[:2]
         out |= {(_COUNT_CLASS.get(" ".join(m.group(1).lower().split()), "some"), s) for s in counted}
     return out
+
+
+def _ordinals(text: str) -> set[tuple[str, str]]:
+    """(first / second / … / last, the first word after it): "the first adaptive algorithm" is ("first", "adapt")."""
+    return {(m.group(1).lower(), s) for m in _ORDINAL.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
 
 
 def _kept(text: str, verbs: re.Pattern[str]) -> set[str]:
@@ -584,6 +596,7 @@ class Evidence:
     counted: frozenset[tuple[float, str]] = frozenset()  # "4 phases (+3 subphases)": (4, "phase"), (3, "subphas")
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
+    ordinals: frozenset[tuple[str, str]] = frozenset()  # "the first adaptive algorithm": ("first", "adapt")
     proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
     directions: frozenset[tuple[float, bool]] = frozenset()  # "0.3% accuracy loss": (0.3, False)
     opposed: frozenset[tuple[str, str]] = frozenset()  # "far from the expected return": ("far", "expect")
@@ -629,7 +642,8 @@ class Evidence:
             | {w for m in _NEGATED_OBJECT.finditer(flat) for w in _ordered_stems(m.group(1))[:3]},
             bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)),
             degrees=frozenset(_degrees(flat)),
-            counts=frozenset(_counts(flat)), proportions=frozenset(_proportions(flat)),
+            counts=frozenset(_counts(flat)), ordinals=frozenset(_ordinals(flat)),
+            proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)), directed=tuple(_directed(flat)),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
@@ -756,6 +770,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         said = {k for k, w in support.counts if w == word}
         if said and kind not in said:
             return f"the passage counts {sorted(said)[0]}, not {kind}"
+    for place, word in _ordinals(bare):  # "the second … algorithm" where the passage says "the first"
+        said = {p for p, w in support.ordinals if w == word}
+        if said and place not in said:
+            return f"the passage says the {sorted(said)[0]}, not the {place}"
     for large, word in _proportions(bare):  # "most of the modules" where the passage says "a small subset"
         if (not large, word) in support.proportions and (large, word) not in support.proportions:
             return f"the passage says {'a small part' if large else 'most'}, not {'most' if large else 'a small part'}"

@@ -301,6 +301,10 @@ PROOF = ("Verifying a proof is far easier than discovering one, and the prover w
          "Larger batches cannot improve stability, and the method is a decoder-based explainer.")
 HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with and without HopChain's multi-hop data) and "
        "compare them across 24 benchmarks.")
+MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
+         "follow an object, we track a group of points on it and aggregate their motion. Earlier encoders squeeze the "
+         "demonstrations into a single vector. The function, with multiple change points, is queried sequentially. Ours "
+         "is the first adaptive method with a linear rate.")
 @pytest.mark.parametrize("passage, sentence, problem", [
     (IFD, "IFDecorator reaches 87.43% on IFEval with 3,625 examples [1].", None),
     (IFD, "IFDecorator reaches 78.43% on IFEval [1].", "the number 78.43%"),
@@ -549,6 +553,15 @@ HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with a
     (REGRET, "Its regret grows as O(√T) [1].", "another bound"),
     (r"The rates are $O(1/T)$ and $O(1/\sqrt[3]{T})$.", r"The rates are $O(1/T)$ and $O(1/\sqrt[3]{T})$.", None),
     (r"a complexity of $n \simeq T = \Theta(d\cdot\mathrm{polylog} d)$", "n ≃ T = Θ(d·polylog d) [1].", None),
+    (MATCH, "Given two images and a single caption, a model picks the image that fits [1].", "counts some, not one"),
+    (MATCH, "Given two images and two captions, a model predicts which image fits which caption [1].", None),
+    (MATCH, "It follows a single point on each object [1].", "counts some, not one"),
+    (MATCH, "It tracks a group of points on each object and merges their motion [1].", None),
+    (MATCH, "Earlier encoders squeeze the demonstrations into a pair of vectors [1].", "counts one, not some"),
+    (MATCH, "Earlier encoders squeeze the demonstrations into one vector [1].", None),
+    (MATCH, "The function is queried one point at a time [1].", None),  # how it is queried, not how many points
+    (MATCH, "It is the second adaptive method with a linear rate [1].", "the first, not the second"),
+    (MATCH, "It is the first adaptive method with a linear rate [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
