@@ -47,6 +47,31 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("two three four five six seven eight
 _NUMBER = re.compile(r"(?<![\w.\-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
                      r"|(?=[\s,;:.)\]/*，。、）]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")\b",
                      re.I)
+# "三种边缘设备" (three kinds of edge device): a count in Chinese numerals before a measure word, two to ninety-nine;
+# not "这两种" or "前两个" (these two, the first two), nor "A 和 B 两种" (A and B, the two of them), which count
+# things already named.
+_ZH_DIGITS = {"二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_COUNTED = re.compile(r"(?<![这那前后上下其每第])([二两三四五六七八九]?十[二三四五六七八九]?|[两二三四五六七八九])"
+                         r"(?=\s*(?:种|个|项|类|组|款|篇|位|层|步|条|点|大|方面|部分|阶段|模块|任务|数据集))")
+_ZH_LISTED = re.compile(r"[和与及、][^，。；：,;:]{0,40}$")
+
+
+def _zh_counts(text: str) -> list[tuple[str, float]]:
+    """(as written, value) of each count in Chinese numerals: "三种" is ("三", 3.0)."""
+    out = []
+    for m in _ZH_COUNTED.finditer(text):
+        if _ZH_LISTED.search(text, 0, m.start()):
+            continue
+        written = m.group(1)
+        tens, _, units = written.partition("十")
+        if "十" in written:
+            value = _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(units, 0)
+        else:
+            value = _ZH_DIGITS[written]
+        out.append((written, float(value)))
+    return out
+
+
 # Words in a passage that give a count a sentence may state as a number: "a dual-track evaluation" has two tracks.
 _IMPLIED = re.compile(r"\b(?:(dual|double|twofold|two-fold|both|pair|twin|bi)|(triple|threefold|three-fold|tri))(?=[\s-])",
                       re.I)
@@ -715,6 +740,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             continue
         if not support.has_value(value, unit) and not (asked and asked.has_value(value, unit)):
             return f"the number {written} is not in the passage"
+    if number_words:
+        for written, value in _zh_counts(bare):
+            if not support.has_value(value, None) and not (asked and asked.has_value(value, None)):
+                return f"the number {written} is not in the passage"
     for name in names(bare):
         if not support.has_name(name) and not (asked and asked.has_name(name)):
             return f"{name} is not in the passage"

@@ -301,6 +301,8 @@ PROOF = ("Verifying a proof is far easier than discovering one, and the prover w
          "Larger batches cannot improve stability, and the method is a decoder-based explainer.")
 HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with and without HopChain's multi-hop data) and "
        "compare them across 24 benchmarks.")
+DEVICES = ("We validate TinyTTA on two edge devices. Translation is evaluated on en-de and en-ru. Backpropagation is "
+           "recast as a decoupled quadratic program.")
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
          "follow an object, we track a group of points on it and aggregate their motion. Earlier encoders squeeze the "
          "demonstrations into a single vector. The function, with multiple change points, is queried sequentially. Ours "
@@ -562,6 +564,10 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (MATCH, "The function is queried one point at a time [1].", None),  # how it is queried, not how many points
     (MATCH, "It is the second adaptive method with a linear rate [1].", "the first, not the second"),
     (MATCH, "It is the first adaptive method with a linear rate [1].", None),
+    (DEVICES, "该论文在三种边缘设备上验证了 TinyTTA [1]。", "the number 三"),
+    (DEVICES, "该论文在两种边缘设备上验证了 TinyTTA [1]。", None),
+    (DEVICES, "实验涵盖 en-de 和 en-ru 两个语言对 [1]。", None),  # the two just named, not a count to check
+    (DEVICES, "它将反向传播重新表述为一个解耦的二次规划问题 [1]。", None),  # 二次: quadratic, not a count
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
