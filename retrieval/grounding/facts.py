@@ -243,6 +243,7 @@ _COUNT = re.compile(r"(?<![\w.,-])(zero|no|a single|single|only one|one|a few|fe
                     r"a group of|groups of|" + "|".join(_NUMBER_WORDS) + r"|\d+)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 _COUNT_CLASS = {"zero": "none", "no": "none", "0": "none", "a single": "one", "single": "one", "only one": "one",
                 "one": "one", "1": "one"}
+# "one point at a time", "one step per round": a rate, not a count.
 _RATE = re.compile(r"[a-z][\w-]*\s+(?:at a time|per|each|by one)\b", re.I)
 # "the second adaptive decentralized algorithm" where the passage says "the first": which one, said in words.
 _ORDINAL = re.compile(r"\bthe\s+(first|second|third|fourth|fifth|last)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
@@ -519,7 +520,8 @@ def _proportions(text: str) -> set[tuple[bool, str]]:
 
 
 def _counts(text: str) -> set[tuple[str, str]]:
-    """(none / one / some, the first word counted): "zero inference-time oracle calls" is ("none", "infer")."""
+    """(none / one / some, each of the first two words counted): "a single forward pass" gives ("one", "forward") and
+    ("one", "pass")."""
     out = set()
     for m in _COUNT.finditer(text):
         if _RATE.match(text, m.start(2)):
