@@ -227,6 +227,12 @@ _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|w
                      re.I)
 _DEGREE_DOWN = frozenset({"less", "least", "worse", "worst", "poorly", "barely"})
 # "most of the modules" against "a small subset of modules": a proportion, large or small, of the same thing.
+# "in every weighted graph" where the passage proves it for "a broad class of weighted random graphs", "every selected
+# unit" where it guarantees "a prescribed fraction of selected units": all of a thing the passage speaks of in part.
+_NARROWED = re.compile(r"\b(?:a|an|one)\s+(?:(?:broad|wide|large|small|certain|specific|particular|prescribed|given|"
+                       r"restricted|special|general|rich)\s+)?(?:class|family|fraction|subset|portion|part|kind|type)\s+"
+                       r"of\s+((?:[\w'’-]+\s*){1,3})", re.I)
+_UNIVERSAL = re.compile(r"\b(?:every|all|any)\s+(?:of\s+)?(?:the\s+)?((?:[\w'’-]+\s*){1,2})", re.I)
 _PROPORTION = re.compile(r"\b(?:(?P<large>(?:the\s+)?(?:vast\s+)?majority\s+of|most\s+of|"
                          r"(?:nearly|almost)\s+all(?:\s+of)?|the\s+bulk\s+of|most(?=\s+(?![a-z-]+ous\b)[a-z-]+s\b))|"
                          r"(?P<small>(?:a|only\s+a)\s+(?:very\s+)?"
@@ -531,6 +537,12 @@ def _counts(text: str) -> set[tuple[str, str]]:
     return out
 
 
+def _universal(text: str) -> set[str]:
+    """The first two words after "every", "all" or "any", stemmed, where no negation comes just before ("not all")."""
+    return {w for m in _UNIVERSAL.finditer(text) if not _SENTENCE_NEGATION.search(text[max(0, m.start() - 16):m.start()])
+            for w in _ordered_stems(m.group(1))[:2]}
+
+
 def _ordinals(text: str) -> set[tuple[str, str]]:
     """(first / second / … / last, the first word after it): "the first adaptive algorithm" is ("first", "adapt")."""
     return {(m.group(1).lower(), s) for m in _ORDINAL.finditer(text) for s in _ordered_stems(m.group(2))[:1]}
@@ -624,6 +636,8 @@ class Evidence:
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
     ordinals: frozenset[tuple[str, str]] = frozenset()  # "the first adaptive algorithm": ("first", "adapt")
+    narrowed: frozenset[str] = frozenset()  # what it speaks of in part: "a broad class of weighted graphs"
+    universal: frozenset[str] = frozenset()  # what it speaks of as a whole: "all the edges"
     proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
     directions: frozenset[tuple[float, bool]] = frozenset()  # "0.3% accuracy loss": (0.3, False)
     opposed: frozenset[tuple[str, str]] = frozenset()  # "far from the expected return": ("far", "expect")
@@ -670,6 +684,8 @@ class Evidence:
             bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)),
             degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), ordinals=frozenset(_ordinals(flat)),
+            narrowed=frozenset(w for m in _NARROWED.finditer(flat) for w in _ordered_stems(m.group(1))),
+            universal=frozenset(_universal(flat)),
             proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
             orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)), directed=tuple(_directed(flat)),
@@ -801,6 +817,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         said = {k for k, w in support.counts if w == word}
         if said and kind not in said:
             return f"the passage counts {sorted(said)[0]}, not {kind}"
+    if scope:
+        whole = _universal(bare)  # "every weighted graph" where the passage says "a class of weighted graphs"
+        if whole & support.narrowed and not whole & support.universal:
+            return "the passage says it of a class or a part of them, not all"
     for place, word in _ordinals(bare):  # "the second … algorithm" where the passage says "the first"
         said = {p for p, w in support.ordinals if w == word}
         if said and place not in said:

@@ -301,6 +301,9 @@ PROOF = ("Verifying a proof is far easier than discovering one, and the prover w
          "Larger batches cannot improve stability, and the method is a decoder-based explainer.")
 HOP = ("In experiments, we train Qwen3.5-35B-A3B under two RLVR settings (with and without HopChain's multi-hop data) and "
        "compare them across 24 benchmarks.")
+BACKBONE = ("We analyze a broad class of weighted random graphs with communities and prove that the community structure "
+            "survives the deletion of all the edges outside the backbone. On average, a prescribed fraction of selected "
+            "units meet the criterion.")
 DEVICES = ("We validate TinyTTA on two edge devices. Translation is evaluated on en-de and en-ru. Backpropagation is "
            "recast as a decoupled quadratic program.")
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
@@ -568,6 +571,12 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (DEVICES, "该论文在两种边缘设备上验证了 TinyTTA [1]。", None),
     (DEVICES, "实验涵盖 en-de 和 en-ru 两个语言对 [1]。", None),  # the two just named, not a count to check
     (DEVICES, "它将反向传播重新表述为一个解耦的二次规划问题 [1]。", None),  # 二次: quadratic, not a count
+    (BACKBONE, "They prove that in every weighted graph with communities the structure survives pruning [1].",
+     "a class or a part of them"),
+    (BACKBONE, "They prove that for a broad class of weighted random graphs the structure survives pruning [1].", None),
+    (BACKBONE, "The structure survives the deletion of all edges outside the backbone [1].", None),
+    (BACKBONE, "Every selected unit meets the criterion [1].", "a class or a part of them"),
+    (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
