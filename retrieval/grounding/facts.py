@@ -1,6 +1,7 @@
 """Hard facts, checked exactly: every number with its unit, every name, comparisons, words of scope, negations,
-conditions, counts said in words, numbers tied to a benchmark and the roles things play (which of two opposite
-roles, which way a relation runs) must be what the cited passage says."""
+conditions, counts said in words or Chinese numerals, places in a series, "all" of what the passage speaks of in
+part, numbers tied to a benchmark and the roles things play (which of two opposite roles, which way a relation runs)
+must be what the cited passage says."""
 
 from __future__ import annotations
 
@@ -226,13 +227,13 @@ _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|
 _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
                      re.I)
 _DEGREE_DOWN = frozenset({"less", "least", "worse", "worst", "poorly", "barely"})
-# "most of the modules" against "a small subset of modules": a proportion, large or small, of the same thing.
 # "in every weighted graph" where the passage proves it for "a broad class of weighted random graphs", "every selected
 # unit" where it guarantees "a prescribed fraction of selected units": all of a thing the passage speaks of in part.
 _NARROWED = re.compile(r"\b(?:a|an|one)\s+(?:(?:broad|wide|large|small|certain|specific|particular|prescribed|given|"
                        r"restricted|special|general|rich)\s+)?(?:class|family|fraction|subset|portion|part|kind|type)\s+"
                        r"of\s+((?:[\w'’-]+\s*){1,3})", re.I)
 _UNIVERSAL = re.compile(r"\b(?:every|all|any)\s+(?:of\s+)?(?:the\s+)?((?:[\w'’-]+\s*){1,2})", re.I)
+# "most of the modules" against "a small subset of modules": a proportion, large or small, of the same thing.
 _PROPORTION = re.compile(r"\b(?:(?P<large>(?:the\s+)?(?:vast\s+)?majority\s+of|most\s+of|"
                          r"(?:nearly|almost)\s+all(?:\s+of)?|the\s+bulk\s+of|most(?=\s+(?![a-z-]+ous\b)[a-z-]+s\b))|"
                          r"(?P<small>(?:a|only\s+a)\s+(?:very\s+)?"
