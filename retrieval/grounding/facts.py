@@ -197,6 +197,7 @@ _UNCONDITIONAL = re.compile(r"\b(?:regardless of|irrespective of|even (?:when|if
 _UNLIKE = re.compile(r"\b(?:unlike|in contrast to|as opposed to)\s+((?:[\w'’()-]+[\s,]*){1,14})", re.I)
 _DENIAL = re.compile(_NEGATION + r"\s+((?:[\w'’-]+\s*){1,5})", re.I)
 # "previous methods are unable to create": what a passage says something cannot do (a sentence may deny it too).
+_ALONE = re.compile(r"\s+(?:by\s+(?:itself|themselves)|on\s+(?:its|their)\s+own|in\s+(?:itself|themselves)|alone)\b", re.I)
 _UNABLE = re.compile(r"\b(?:unable to|fail(?:s|ed)? to|incapable of)\s+((?:[\w'’-]+\s*){1,5})", re.I)
 # "eliminating the need for Markov chain Monte Carlo": what a passage says is not needed (a sentence may deny it).
 _NEEDLESS = re.compile(r"\b(?:(?:eliminat|remov|obviat|avoid|bypass|sidestep)\w*\s+the\s+need\s+(?:for|of)|obviat\w*|"
@@ -800,7 +801,9 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             and any(n.denies(stems) for n in support.negated)):
         return "the passage says it is done without that"
     if denials:  # "supports RL but not supervised fine-tuning" where the passage supports both
-        for m in [*_NEGATED.finditer(bare + " "), *_DENIAL.finditer(bare), *_NEGATED_OBJECT.finditer(bare)]:
+        unqualified = _ALONE.sub("", bare)  # "cannot by itself preserve X" denies "preserve X"
+        for m in [*_NEGATED.finditer(unqualified + " "), *_DENIAL.finditer(unqualified),
+                  *_NEGATED_OBJECT.finditer(unqualified)]:
             denied = set(_ordered_stems(m.group(1))[:2])
             if len(denied) == 2 and denied <= support.stems and not denied & support.denied:
                 return "the passage does not say it is not so"

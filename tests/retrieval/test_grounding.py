@@ -577,6 +577,10 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (BACKBONE, "The structure survives the deletion of all edges outside the backbone [1].", None),
     (BACKBONE, "Every selected unit meets the criterion [1].", "a class or a part of them"),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
+    ("Maintaining graph information can preserve information of old models.",
+     "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
+    ("Maintaining graph information alone cannot preserve old models; replay is needed.",
+     "Maintaining graph information cannot on its own preserve old-model information [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem
