@@ -37,6 +37,7 @@ from functools import lru_cache
 # -- scripts ------------------------------------------------------------------------------------
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs: unified, extension A, compatibility
+ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}  # Chinese numerals
 KANA = "\u3040-\u30ff"  # hiragana and katakana
 HANGUL = "\uac00-\ud7af"  # Hangul syllables
 CJK = KANA + HAN + HANGUL

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from paperbot.text import REFERENCE_WORDS, content_words
-from paperbot.text import HAN_CHAR, search_text, split_sentences, stem
+from paperbot.text import HAN_CHAR, ZH_DIGITS, search_text, split_sentences, stem
 from retrieval.types import Quote
 
 MAX_TURNS = 6  # earlier turns a follow-up may lean on
@@ -107,7 +107,7 @@ _NOUN = r"(?:one|paper|result|source|work|article|study|method|entry)"
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
              "5th": 5}
 _COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
-_ZH_NUMBERS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5}
+_ZH_NUMBERS = {**ZH_DIGITS, **{str(n): n for n in range(1, 6)}}
 _BRACKET = re.compile(r"[\[【［]\s*(\d{1,2})\s*[\]】］]")
 _NUMBERED = re.compile(r"\b(?:papers?|results?|sources?|refs?|references?|citations?|numbers?|no\.|#)\s*"
                        r"(\d{1,2}(?:\s*(?:,|and|&|or|vs\.?|versus|to)\s*\d{1,2})*)\b", re.IGNORECASE)

@@ -10,7 +10,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from paperbot.text import STOPWORDS as TEXT_STOPWORDS
-from paperbot.text import GENERIC_WORDS, HAN, content_words, readable, stem
+from paperbot.text import GENERIC_WORDS, HAN, ZH_DIGITS, content_words, readable, stem
 from retrieval.grounding.debris import CITE
 from retrieval.translate import translate_chinese
 
@@ -51,7 +51,6 @@ _NUMBER = re.compile(r"(?<![\w.\-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×
 # "三种边缘设备" (three kinds of edge device): a count in Chinese numerals before a measure word, two to ninety-nine;
 # not "这两种" or "前两个" (these two, the first two), nor "A 和 B 两种" (A and B, the two of them), which count
 # things already named.
-_ZH_DIGITS = {"二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_COUNTED = re.compile(r"(?<![这那前后上下其每第])([二两三四五六七八九]?十[二三四五六七八九]?|[两二三四五六七八九])"
                          r"(?=\s*(?:种|个|项|类|组|款|篇|位|层|步|条|点|大|方面|部分|阶段|模块|任务|数据集))")
 _ZH_LISTED = re.compile(r"[和与及、][^，。；：,;:]{0,40}$")
@@ -66,9 +65,9 @@ def _zh_counts(text: str) -> list[tuple[str, float]]:
         written = m.group(1)
         tens, _, units = written.partition("十")
         if "十" in written:
-            value = _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(units, 0)
+            value = ZH_DIGITS.get(tens, 1) * 10 + ZH_DIGITS.get(units, 0)
         else:
-            value = _ZH_DIGITS[written]
+            value = ZH_DIGITS[written]
         out.append((written, float(value)))
     return out
 
