@@ -95,8 +95,9 @@ def train(rows: list[dict], use: np.ndarray, l2: float) -> dict:
 
 
 def top_answers(rows: list[dict], model: dict | None) -> dict[str, float]:
-    """Per set: the share of (question, gold paper) whose best-scored sentence answers, by `model`, else by each
-    row's own (cross-validation), else by the old score, cosine + COVERAGE_WEIGHT x term share."""
+    """Per set and pooled ("all"): the share of (question, gold paper) whose best-scored sentence answers, by
+    `model`, else by each row's own (cross-validation), else by the old score, cosine + COVERAGE_WEIGHT x term
+    share."""
     saved = {k: getattr(snippets, k) for k in ("QUOTE_WEIGHTS", "QUOTE_BIAS", "QUOTE_MEAN", "QUOTE_SCALE")}
     out: dict[str, list[bool]] = {}
     try:
@@ -114,7 +115,8 @@ def top_answers(rows: list[dict], model: dict | None) -> dict[str, float]:
     finally:
         for k, v in saved.items():
             setattr(snippets, k, v)
-    return {k: sum(v) / len(v) for k, v in out.items()}
+    pooled = [hit for v in out.values() for hit in v]
+    return {**{k: sum(v) / len(v) for k, v in out.items()}, "all": sum(pooled) / len(pooled)}
 
 
 def main() -> int:

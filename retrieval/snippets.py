@@ -70,7 +70,7 @@ class ScoredSentence:
     def score(self) -> float:
         """How likely the sentence is the one that answers (the fitted model's log-odds): which are quoted."""
         z = QUOTE_BIAS
-        for w, name, m, sd in zip(QUOTE_WEIGHTS, QUOTE_FEATURES, QUOTE_MEAN, QUOTE_SCALE):
+        for w, name, m, sd in zip(QUOTE_WEIGHTS, QUOTE_FEATURES, QUOTE_MEAN, QUOTE_SCALE, strict=True):
             z += w * (getattr(self, name) - m) / sd
         return z
 
