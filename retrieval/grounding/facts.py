@@ -86,16 +86,51 @@ _RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|�
 _COUNT_RANGE = re.compile(r"(?<![\w.\-])(\d+)\s?(?:-|–|—)\s?(\d+)(?=\s+[a-z])")
 
 
-def numbers(text: str) -> list[tuple[str, float, str | None]]:
+# "(1) … (2) … (3)", "(i) … (ii)", "(a) … (b)": the labels of a list, which number its items, not a quantity.
+_LABEL = re.compile(r"(?<![\w)])\((\d{1,2}|[ivx]{1,4}|[a-h])\)")
+_ROMAN = {r: i for i, r in enumerate("i ii iii iv v vi vii viii ix x xi xii".split(), 1)}
+
+
+def _rank(label: str, kind: str) -> int:
+    """Where a label stands in its list: "3" is 3 of a numbered list, "iii" 3 of a roman one, "c" 3 of a lettered
+    one; 0 for a label of another kind."""
+    if kind == "number":
+        return int(label) if label.isdigit() else 0
+    if kind == "roman":
+        return _ROMAN.get(label, 0)
+    return ord(label) - ord("a") + 1 if len(label) == 1 and label.isalpha() else 0
+
+
+def _list_labels(text: str) -> tuple[list[tuple[int, int]], set[int]]:
+    """The spans of the labels of each list in `text` (a run counted from 1, i or a) and how many items each has."""
+    spans: list[tuple[int, int]] = []
+    sizes: set[int] = set()
+    labels = list(_LABEL.finditer(text))
+    for kind in ("number", "roman", "letter"):
+        ranked = [(m.span(), _rank(m.group(1), kind)) for m in labels]
+        seen = {r for _, r in ranked}
+        n = 0
+        while n + 1 in seen:
+            n += 1
+        if n >= 2:
+            spans += [span for span, r in ranked if 0 < r <= n]
+            sizes.add(n)
+    return spans, sizes
+
+
+def numbers(text: str, labels: bool = True) -> list[tuple[str, float, str | None]]:
     """(as written, value, unit) of every number in `text`; 50K is 50000, "twelve" 12, "1000x" a factor, "40-60%"
-    both 40% and 60%."""
+    both 40% and 60%. `labels`: with the labels of a list ("(1) … (2) …"), which number items but count nothing."""
     out: list[tuple[str, float, str | None]] = []
+    skipped = set() if labels else {a for a, _ in _list_labels(text)[0]}
     for m in _RANGE.finditer(text):
         unit = _UNIT.get(m.group(3).lower(), m.group(3).lower())
         out += [(f"{v}{m.group(3)}", float(v), unit) for v in (m.group(1), m.group(2))]
     for m in _COUNT_RANGE.finditer(text):
         out += [(v, float(v), None) for v in (m.group(1), m.group(2))]
     for m in _NUMBER.finditer(text):
+        if m.start() - 1 in skipped:
+            continue
         if m.group(3):
             out.append((m.group(3), float(_NUMBER_WORDS[m.group(3).lower()]), None))
             continue
@@ -624,6 +659,7 @@ class Evidence:
     text: str  # lower case, LaTeX made plain
     cased: str  # the same, as written
     values: frozenset[tuple[float, str | None]]
+    amounts: frozenset[tuple[float, str | None]]  # the same without the labels of a list: what it counts
     stems: frozenset[str]
     comparative: bool
     superlative: bool
@@ -664,10 +700,12 @@ class Evidence:
     def of(cls, text: str) -> Evidence:
         flat = " ".join(plain(text).split())
         low = flat.lower()
+        implied = ({(2.0 if m.group(1) else 3.0, None) for m in _IMPLIED.finditer(flat)}
+                   | {(float(n), None) for n in _list_labels(flat)[1]})  # "(1) … (2) … (3)" lists three things
         return cls(
             text=low, cased=flat,
-            values=frozenset((v, u) for _, v, u in numbers(flat))
-            | {(2.0 if m.group(1) else 3.0, None) for m in _IMPLIED.finditer(flat)},
+            values=frozenset((v, u) for _, v, u in numbers(flat)) | implied,
+            amounts=frozenset((v, u) for _, v, u in numbers(flat, labels=False)) | implied,
             stems=frozenset(content_words(flat, ignore=GENERIC_WORDS)),
             comparative=bool(_PASSAGE_COMPARATIVE.search(flat)),
             superlative=bool(_PASSAGE_SUPERLATIVE.search(flat)),
@@ -702,9 +740,10 @@ class Evidence:
             ahead=frozenset(w for m in _AHEAD.finditer(flat) for w in _ordered_stems(m.group(1))) - _RIVALS,
             behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)), bounds=frozenset(_bounds(text)))
 
-    def has_value(self, value: float, unit: str | None) -> bool:
+    def has_value(self, value: float, unit: str | None, counted: bool = False) -> bool:
+        """`value` is a number it states; `counted`: as a count, not as the label of a list item ("(2)")."""
         return any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) and (unit is None or u is None or u == unit)
-                   for v, u in self.values)
+                   for v, u in (self.amounts if counted else self.values))
 
     def has_name(self, name: str) -> bool:
         """`name` is in the text: as written, singular or plural, inside a longer name ("LLMs" in "MLLMs",
@@ -755,13 +794,14 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())).translate(_SUPERSCRIPTS)
     pointing = {m.group(1).lower() for m in _POINTING.finditer(bare)}  # "combine the two": what was just named
     for written, value, unit in numbers(bare):
-        if not written[0].isdigit() and (not number_words or written.lower() in pointing):
+        spelled = not written[0].isdigit()  # "two components" counts them; "(2)" may label one
+        if spelled and (not number_words or written.lower() in pointing):
             continue
-        if not support.has_value(value, unit) and not (asked and asked.has_value(value, unit)):
+        if not support.has_value(value, unit, spelled) and not (asked and asked.has_value(value, unit, spelled)):
             return f"the number {written} is not in the passage"
     if number_words:
         for written, value in _zh_counts(bare):
-            if not support.has_value(value, None) and not (asked and asked.has_value(value, None)):
+            if not support.has_value(value, None, True) and not (asked and asked.has_value(value, None, True)):
                 return f"the number {written} is not in the passage"
     for name in names(bare):
         if not support.has_name(name) and not (asked and asked.has_name(name)):

@@ -306,6 +306,9 @@ BACKBONE = ("We analyze a broad class of weighted random graphs with communities
             "units meet the criterion.")
 DEVICES = ("We validate TinyTTA on two edge devices. Translation is evaluated on en-de and en-ru. Backpropagation is "
            "recast as a decoupled quadratic program.")
+PARTS = ("The sampler has three parts: (1) a cyclical step size schedule, (2) a cyclical balancing schedule and (3) an "
+         "automatic tuning of the schedules' hyperparameters.")
+STAGES = "Training has (i) a warm-up, (ii) a search and (iii) a distillation stage."
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
          "follow an object, we track a group of points on it and aggregate their motion. Earlier encoders squeeze the "
          "demonstrations into a single vector. The function, with multiple change points, is queried sequentially. Ours "
@@ -576,6 +579,13 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (BACKBONE, "They prove that for a broad class of weighted random graphs the structure survives pruning [1].", None),
     (BACKBONE, "The structure survives the deletion of all edges outside the backbone [1].", None),
     (BACKBONE, "Every selected unit meets the criterion [1].", "a class or a part of them"),
+    # the labels of a list number its items: "(2)" is no count of two, a list of three counts three
+    (PARTS, "该采样器由两个关键组件构成 [1]。", "the number 两"),
+    (PARTS, "该采样器由三个关键组件构成 [1]。", None),
+    (PARTS, "The sampler is built from two components [1].", "the number two"),
+    (PARTS, "Component (2) is a cyclical balancing schedule [1].", None),  # the label itself, as the passage writes it
+    (STAGES, "Training runs in three stages [1].", None),  # (i), (ii), (iii): three
+    (STAGES, "Training runs in two stages [1].", "the number two"),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
     ("Maintaining graph information can preserve information of old models.",
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
