@@ -287,6 +287,13 @@ _COUNT_CLASS = {"zero": "none", "no": "none", "0": "none", "a single": "one", "s
                 "one": "one", "1": "one"}
 # "one point at a time", "one step per round": a rate, not a count.
 _RATE = re.compile(r"[a-z][\w-]*\s+(?:at a time|per|each|by one)\b", re.I)
+# "multi-player games" where the passage says "two-player games": how many, said as the first half of a compound.
+_PREFIX_CLASS = {"zero": "none", "single": "one", "one": "one", "1": "one", "mono": "one", "uni": "one",
+                 "two": "two", "2": "two", "dual": "two", "double": "two", "bi": "two", "three": "three", "3": "three",
+                 "tri": "three", "triple": "three", "four": "four", "4": "four", "quad": "four", "few": "few",
+                 "multi": "many", "many": "many", "multiple": "many", "poly": "many"}
+_COUNTING = re.compile(r"(?<![\w.-])(" + "|".join(_PREFIX_CLASS) + r")-([a-z]{3,})\b", re.I)
+_COUNTING_JOINED = re.compile(r"(?<![\w-])(multi|uni|bi|tri|mono|poly)([a-z]{4,})\b", re.I)  # "multimodal" is "multi-modal"
 # "the second adaptive decentralized algorithm" where the passage says "the first": which one, said in words.
 _ORDINAL = re.compile(r"\bthe\s+(first|second|third|fourth|fifth|last)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "erases a model's latent knowledge" against "models retain latent knowledge": opposite verbs on the same thing.
@@ -573,6 +580,16 @@ def _counts(text: str) -> set[tuple[str, str]]:
     return out
 
 
+def _compounds(text: str, joined: bool = False) -> set[tuple[str, str]]:
+    """(how many, the stem of what) of every compound that counts: "two-player" is ("two", "player"), not where a
+    negation comes just before ("rather than multi-turn"); `joined`: also those written as one word ("multimodal" is
+    ("many", "modal"))."""
+    found = [*_COUNTING.finditer(text), *(_COUNTING_JOINED.finditer(text) if joined else ())]
+    return {(_PREFIX_CLASS[m.group(1).lower()], stem(m.group(2).lower())) for m in found
+            if m.group(2).lower() not in STOPWORDS
+            and not _SENTENCE_NEGATION.search(text[max(0, m.start() - 16):m.start()])}
+
+
 def _universal(text: str) -> set[str]:
     """The first two words after "every", "all" or "any", stemmed, where no negation comes just before ("not all")."""
     return {w for m in _UNIVERSAL.finditer(text) if not _SENTENCE_NEGATION.search(text[max(0, m.start() - 16):m.start()])
@@ -621,6 +638,15 @@ def _growing(text: str) -> set[str]:
 _BOUND = re.compile(r"(?<![A-Za-z])(?:O|Θ|Ω|o|ω)\s*\(")
 _MAYBE_BOUND = re.compile(r"[OÕΘΩoω]\u0303?\}*\s*\(|\\(?:Theta|Omega|omega)\b")
 _PLAIN_SCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "0123456789-+-")  # exponents as written inline, "^" dropped after
+
+
+# "log² T-type regret" where the passage says "log T-type": the power of a logarithm, in a bound or not.
+_LOG = re.compile(r"(?<![A-Za-z])(?:log|ln)(?:\s?\^\s?\(?(\d))?(?![A-Za-z])")
+
+
+def _log_powers(text: str) -> set[int]:
+    """The powers of every logarithm `text` states: "log T" gives 1, "log^2 T" (or "log² T") 2."""
+    return {int(m.group(1) or 1) for m in _LOG.finditer(text)}
 
 
 def _bounds(text: str) -> set[tuple[str, ...]]:
@@ -673,6 +699,7 @@ class Evidence:
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
     ordinals: frozenset[tuple[str, str]] = frozenset()  # "the first adaptive algorithm": ("first", "adapt")
+    compounds: frozenset[tuple[str, str]] = frozenset()  # "two-player games": ("two", "player")
     narrowed: frozenset[str] = frozenset()  # what it speaks of in part: "a broad class of weighted graphs"
     universal: frozenset[str] = frozenset()  # what it speaks of as a whole: "all the edges"
     proportions: frozenset[tuple[bool, str]] = frozenset()  # "a small subset of modules": (False, "modul")
@@ -695,6 +722,7 @@ class Evidence:
     ahead: frozenset[str] = frozenset()  # what it says something does better than: "prior … flow-matching models"
     behind: bool = False  # it says something does worse than something
     bounds: frozenset[tuple[str, ...]] = frozenset()  # the asymptotic bounds it states, by their terms
+    log_powers: frozenset[int] = frozenset()  # the powers of the logarithms it states: "log^2 T" gives 2
 
     @classmethod
     def of(cls, text: str) -> Evidence:
@@ -723,6 +751,7 @@ class Evidence:
             bindings=frozenset(_bindings(flat)), counted=frozenset(_counted(flat, 3)),
             degrees=frozenset(_degrees(flat)),
             counts=frozenset(_counts(flat)), ordinals=frozenset(_ordinals(flat)),
+            compounds=frozenset(_compounds(flat, joined=True)),
             narrowed=frozenset(w for m in _NARROWED.finditer(flat) for w in _ordered_stems(m.group(1))),
             universal=frozenset(_universal(flat)),
             proportions=frozenset(_proportions(flat)),
@@ -738,7 +767,8 @@ class Evidence:
                           if not _SENTENCE_NEGATION.search(flat[max(0, m.start() - 16):m.start()])),
             qualified=frozenset(m.group(1).lower() for m in _QUALIFIED.finditer(flat)),
             ahead=frozenset(w for m in _AHEAD.finditer(flat) for w in _ordered_stems(m.group(1))) - _RIVALS,
-            behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)), bounds=frozenset(_bounds(text)))
+            behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)), bounds=frozenset(_bounds(text)),
+            log_powers=frozenset(_log_powers(flat)))
 
     def has_value(self, value: float, unit: str | None, counted: bool = False) -> bool:
         """`value` is a number it states; `counted`: as a count, not as the label of a list item ("(2)")."""
@@ -806,6 +836,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     for name in names(bare):
         if not support.has_name(name) and not (asked and asked.has_name(name)):
             return f"{name} is not in the passage"
+    if support.log_powers and not _log_powers(bare) <= support.log_powers:
+        return "the passage states another power of the logarithm"
     if support.bounds:
         for terms in _bounds(bare):
             if not any(set(terms) <= set(known) for known in support.bounds):
@@ -858,6 +890,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             return "the passage says it the other way round"
     for kind, word in _counts(bare):  # "a few forward passes" where the passage says "a single forward pass"
         said = {k for k, w in support.counts if w == word}
+        if said and kind not in said:
+            return f"the passage counts {sorted(said)[0]}, not {kind}"
+    for kind, word in _compounds(bare):  # "multi-player games" where the passage says "two-player games"
+        said = {k for k, w in support.compounds if w == word}
         if said and kind not in said:
             return f"the passage counts {sorted(said)[0]}, not {kind}"
     if scope:

@@ -309,6 +309,8 @@ DEVICES = ("We validate TinyTTA on two edge devices. Translation is evaluated on
 PARTS = ("The sampler has three parts: (1) a cyclical step size schedule, (2) a cyclical balancing schedule and (3) an "
          "automatic tuning of the schedules' hyperparameters.")
 STAGES = "Training has (i) a warm-up, (ii) a search and (iii) a distillation stage."
+GAMES = (r"We propose an algorithm for two-player zero-sum Markov games with a single-agent multimodal variant, with a "
+         r"$T^{\frac{1}{1+v}}$-type worst-case regret and a $\log T$-type gap-dependent regret.")
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
          "follow an object, we track a group of points on it and aggregate their motion. Earlier encoders squeeze the "
          "demonstrations into a single vector. The function, with multiple change points, is queried sequentially. Ours "
@@ -586,6 +588,14 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (PARTS, "Component (2) is a cyclical balancing schedule [1].", None),  # the label itself, as the passage writes it
     (STAGES, "Training runs in three stages [1].", None),  # (i), (ii), (iii): three
     (STAGES, "Training runs in two stages [1].", "the number two"),
+    # how many, as the first half of a compound; the power of a logarithm
+    (GAMES, "It targets multi-player zero-sum Markov games [1].", "counts two, not many"),
+    (GAMES, "It targets two-player zero-sum Markov games [1].", None),
+    (GAMES, "Its variant is multi-modal [1].", None),  # "multimodal" in one word
+    (GAMES, "Its variant is multi-agent [1].", "counts one, not many"),
+    (GAMES, "It has a one-to-one correspondence with the stochastic regime [1].", None),  # no count of "to"
+    (GAMES, "It attains log² T-type gap-dependent regret [1].", "power of the logarithm"),
+    (GAMES, "It attains log T-type gap-dependent regret [1].", None),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
     ("Maintaining graph information can preserve information of old models.",
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
