@@ -1,7 +1,8 @@
 """Hard facts, checked exactly: every number with its unit, every name, comparisons, words of scope, negations,
-conditions, counts said in words or Chinese numerals, places in a series, "all" of what the passage speaks of in
-part, numbers tied to a benchmark and the roles things play (which of two opposite roles, which way a relation runs)
-must be what the cited passage says."""
+conditions, counts said in words, Chinese numerals or compounds ("two-player"; the labels of a list, "(1) (2)", count
+nothing), places in a series, the power of a logarithm, "all" of what the passage speaks of in part, numbers tied
+to a benchmark and the roles things play (which of two opposite roles, which way a relation runs) must be what the
+cited passage says."""
 
 from __future__ import annotations
 
