@@ -489,6 +489,26 @@ def _directions(text: str) -> set[tuple[float, bool]]:
     return out
 
 
+# "either a positional … or a semantic attention mechanism …, and a phase transition from the former to the latter":
+# the two a passage names before it refers back to them.
+_ALTERNATIVES = re.compile(r"\b(?:either|both|between)\s+(?:(?:a|an|the)\s+)?([\w-]+)[^.;]*?\b(?:or|and)\s+"
+                           r"(?:(?:a|an|the)\s+)?([\w-]+)", re.I)
+_FORMER_LATTER = re.compile(r"\bthe\s+(former|latter)\b", re.I)
+
+
+def _resolved(text: str) -> str:
+    """`text` with "the former" and "the latter" replaced by the two things named before them ("either A … or B")."""
+    if not _FORMER_LATTER.search(text):
+        return text
+    out, last = [], 0
+    for m in _FORMER_LATTER.finditer(text):
+        named = list(_ALTERNATIVES.finditer(text, 0, m.start()))
+        if named:
+            out += [text[last:m.start()], named[-1].group(1 if m.group(1).lower() == "former" else 2)]
+            last = m.end()
+    return "".join(out) + text[last:]
+
+
 def _orders(text: str) -> set[tuple[str, str]]:
     """(first, second) of every "from A to B": numbers as written, words as stems."""
     out = set()
@@ -527,6 +547,8 @@ _RELATED = re.compile(r"\b(?:" + "|".join(f"(?P<k{i}>{words})" for i, (_, words)
 _WORDS_BEFORE = re.compile(r"((?:[\w'’-]+\s+){0,3}[\w'’-]+),?\s*$")
 _WORDS_AFTER = re.compile(r"(?:[\w'’-]+\s*){1,3}")
 _STEPS = re.compile(r"\bfirst\s+((?:[\w'’-]+[\s,]+){1,14}?)(?:and\s+)?then\s+((?:[\w'’-]+\s*){1,6})", re.I)
+# "a mapping from the algebraic specification to a positional encoding": the second is made from the first.
+_FROM_TO_WORDS = re.compile(r"\bfrom\s+((?:[\w'’-]+\s+){0,5}?[\w'’-]+)\s+to\s+((?:[\w'’-]+\s*){1,3})", re.I)
 _TRACED = re.compile(r"\b(?:trac|attribut)\w*\s+((?:[\w'’-]+[\s,]+){1,8}?)(?:back\s+)?to\s+((?:[\w'’-]+\s*){1,3})",
                      re.I)
 
@@ -545,6 +567,7 @@ def _directed(text: str) -> list[tuple[str, frozenset[str], frozenset[str]]]:
             found.append((kind, before.group(1), after.group(0)))
     found += [("step", m.group(1), m.group(2)) for m in _STEPS.finditer(text)]
     found += [("-cause", m.group(1), m.group(2)) for m in _TRACED.finditer(text)]  # "traces X back to Y": Y causes X
+    found += [("-from", m.group(1), m.group(2)) for m in _FROM_TO_WORDS.finditer(text)]  # "from X to Y": Y from X
     out = []
     for kind, first, second in found:
         left, right = set(_ordered_stems(first)), set(_ordered_stems(second)[:4 if kind == "step" else 3])
@@ -757,7 +780,8 @@ class Evidence:
             universal=frozenset(_universal(flat)),
             proportions=frozenset(_proportions(flat)),
             directions=frozenset(_directions(flat)), opposed=frozenset(_opposed(flat)),
-            orders=frozenset(_orders(flat)), comparisons=tuple(_comparisons(flat)), directed=tuple(_directed(flat)),
+            orders=frozenset(_orders(_resolved(flat))), comparisons=tuple(_comparisons(flat)),
+            directed=tuple(_directed(_resolved(flat))),
             fixed=frozenset(_fixed(flat)), adaptive=frozenset(_kept(flat, _ADAPTIVE)),
             followed=frozenset(_followed(low)), tagged=frozenset(_tagged(flat)),
             keeps=frozenset(_kept(flat, _KEEPS)), loses=frozenset(_kept(flat, _LOSES)),

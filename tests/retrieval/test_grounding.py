@@ -309,6 +309,10 @@ DEVICES = ("We validate TinyTTA on two edge devices. Translation is evaluated on
 PARTS = ("The sampler has three parts: (1) a cyclical step size schedule, (2) a cyclical balancing schedule and (3) an "
          "automatic tuning of the schedules' hyperparameters.")
 STAGES = "Training has (i) a warm-up, (ii) a search and (iii) a distillation stage."
+MAPPING = ("Our framework implements a flexible mapping from the algebraic specification of a domain to a positional "
+           "encoding scheme. A self-distillation scheme transfers representation capability from global to local "
+           "features. The minimum is either a positional attention mechanism (tokens attend by position) or a semantic "
+           "attention mechanism, with a phase transition from the former to the latter as the sample size grows.")
 GAMES = (r"We propose an algorithm for two-player zero-sum Markov games with a single-agent multimodal variant, with a "
          r"$T^{\frac{1}{1+v}}$-type worst-case regret and a $\log T$-type gap-dependent regret.")
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
@@ -596,6 +600,14 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (GAMES, "It has a one-to-one correspondence with the stochastic regime [1].", None),  # no count of "to"
     (GAMES, "It attains log² T-type gap-dependent regret [1].", "power of the logarithm"),
     (GAMES, "It attains log T-type gap-dependent regret [1].", None),
+    # which way "from … to …" runs, against "derives … from …" too, and "the former" / "the latter" read as named
+    (MAPPING, "It derives the algebraic specification of a domain from a given positional encoding scheme [1].",
+     "other way round"),
+    (MAPPING, "It maps a domain's algebraic specification to a positional encoding scheme [1].", None),
+    (MAPPING, "It transfers representation capability from local features to global ones [1].", "other way round"),
+    (MAPPING, "It transfers representation capability from global features to local ones [1].", None),
+    (MAPPING, "Attention moves from semantic to positional as the sample size grows [1].", "other way round"),
+    (MAPPING, "Attention moves from positional to semantic as the sample size grows [1].", None),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
     ("Maintaining graph information can preserve information of old models.",
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
