@@ -294,7 +294,8 @@ _PREFIX_CLASS = {"zero": "none", "single": "one", "one": "one", "1": "one", "mon
                  "tri": "three", "triple": "three", "four": "four", "4": "four", "quad": "four", "few": "few",
                  "multi": "many", "many": "many", "multiple": "many", "poly": "many"}
 _COUNTING = re.compile(r"(?<![\w.-])(" + "|".join(_PREFIX_CLASS) + r")-([a-z]{3,})\b", re.I)
-_COUNTING_JOINED = re.compile(r"(?<![\w-])(multi|uni|bi|tri|mono|poly)([a-z]{4,})\b", re.I)  # "multimodal" is "multi-modal"
+# "multimodal" is "multi-modal"
+_COUNTING_JOINED = re.compile(r"(?<![\w-])(multi|uni|bi|tri|mono|poly)([a-z]{4,})\b", re.I)
 # "the second adaptive decentralized algorithm" where the passage says "the first": which one, said in words.
 _ORDINAL = re.compile(r"\bthe\s+(first|second|third|fourth|fifth|last)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "erases a model's latent knowledge" against "models retain latent knowledge": opposite verbs on the same thing.
@@ -665,7 +666,7 @@ _PLAIN_SCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "01234567
 
 
 # "log² T-type regret" where the passage says "log T-type": the power of a logarithm, in a bound or not.
-_LOG = re.compile(r"(?<![A-Za-z])(?:log|ln)(?:\s?\^\s?\(?(\d))?(?![A-Za-z])")
+_LOG = re.compile(r"(?<![A-Za-z])(?:log|ln)(?:\s?\^\s?\(?(\d))?(?![A-Za-z-])")  # not "log-likelihood"
 
 
 def _log_powers(text: str) -> set[int]:
