@@ -550,6 +550,13 @@ _WORDS_AFTER = re.compile(r"(?:[\w'’-]+\s*){1,3}")
 _STEPS = re.compile(r"\bfirst\s+((?:[\w'’-]+[\s,]+){1,14}?)(?:and\s+)?then\s+((?:[\w'’-]+\s*){1,6})", re.I)
 # "a mapping from the algebraic specification to a positional encoding": the second is made from the first.
 _FROM_TO_WORDS = re.compile(r"\bfrom\s+((?:[\w'’-]+\s+){0,5}?[\w'’-]+)\s+to\s+((?:[\w'’-]+\s*){1,3})", re.I)
+# "takes language input and generates simulations in code", "maps the specification to an encoding": what is made
+# from what, said as input and output.
+_TAKES = re.compile(r"\btak(?:e|es|ing)\s+((?:[\w'’-]+\s+){0,5}?[\w'’-]+)\s+(?:as\s+(?:input|inputs)\s+)?and\s+"
+                    r"(?:generat|produc|output|return|synthesi[sz]|creat|predict|emit)\w*\s+((?:[\w'’-]+\s*){1,3})",
+                    re.I)
+_MAPS = re.compile(r"\b(?:map|convert|translat|transform)\w*\s+((?:[\w'’-]+\s+){0,5}?[\w'’-]+)\s+(?:to|into)\s+"
+                   r"((?:[\w'’-]+\s*){1,3})", re.I)
 _TRACED = re.compile(r"\b(?:trac|attribut)\w*\s+((?:[\w'’-]+[\s,]+){1,8}?)(?:back\s+)?to\s+((?:[\w'’-]+\s*){1,3})",
                      re.I)
 
@@ -569,6 +576,7 @@ def _directed(text: str) -> list[tuple[str, frozenset[str], frozenset[str]]]:
     found += [("step", m.group(1), m.group(2)) for m in _STEPS.finditer(text)]
     found += [("-cause", m.group(1), m.group(2)) for m in _TRACED.finditer(text)]  # "traces X back to Y": Y causes X
     found += [("-from", m.group(1), m.group(2)) for m in _FROM_TO_WORDS.finditer(text)]  # "from X to Y": Y from X
+    found += [("-from", m.group(1), m.group(2)) for m in (*_TAKES.finditer(text), *_MAPS.finditer(text))]
     out = []
     for kind, first, second in found:
         left, right = set(_ordered_stems(first)), set(_ordered_stems(second)[:4 if kind == "step" else 3])

@@ -313,6 +313,7 @@ MAPPING = ("Our framework implements a flexible mapping from the algebraic speci
            "encoding scheme. A self-distillation scheme transfers representation capability from global to local "
            "features. The minimum is either a positional attention mechanism (tokens attend by position) or a semantic "
            "attention mechanism, with a phase transition from the former to the latter as the sample size grows.")
+SIMULATION = "We introduce FACTORSIM that generates full simulations in code from language input."
 GAMES = (r"We propose an algorithm for two-player zero-sum Markov games with a single-agent multimodal variant, with a "
          r"$T^{\frac{1}{1+v}}$-type worst-case regret and a $\log T$-type gap-dependent regret.")
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
@@ -608,6 +609,12 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (MAPPING, "It transfers representation capability from global features to local ones [1].", None),
     (MAPPING, "Attention moves from semantic to positional as the sample size grows [1].", "other way round"),
     (MAPPING, "Attention moves from positional to semantic as the sample size grows [1].", None),
+    # input and output: "takes X and generates Y", "converts X into Y" make Y from X
+    (SIMULATION, "FACTORSIM takes simulations written in code and generates natural-language descriptions [1].",
+     "other way round"),
+    (SIMULATION, "FACTORSIM takes language input and generates full simulations in code [1].", None),
+    (SIMULATION, "FACTORSIM converts simulations in code into language [1].", "other way round"),
+    (SIMULATION, "FACTORSIM converts language input into full simulations in code [1].", None),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
     ("Maintaining graph information can preserve information of old models.",
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
