@@ -857,7 +857,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     """
     bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())).translate(_SUPERSCRIPTS)
     pointing = {m.group(1).lower() for m in _POINTING.finditer(bare)}  # "combine the two": what was just named
-    for written, value, unit in numbers(bare):
+    for written, value, unit in numbers(plain(bare) if "$" in bare else bare):  # "$50$" is 50, as rendered
         spelled = not written[0].isdigit()  # "two components" counts them; "(2)" may label one
         if spelled and (not number_words or written.lower() in pointing):
             continue
