@@ -673,6 +673,17 @@ _MAYBE_BOUND = re.compile(r"[OÕΘΩoω]\u0303?\}*\s*\(|\\(?:Theta|Omega|omega)\
 _PLAIN_SCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "0123456789-+-")  # exponents as written inline, "^" dropped after
 
 
+# "bounded L2 norm" where the passage says "bounded $L_{\infty}$ norm": which norm.
+_NORM = re.compile(r"(?<![A-Za-z])(?:L|ℓ|\\ell)\s?_?\s?\{?\s?(\d|[₀-₉]|∞|\\infty|infty|inf)\s?\}?(?![A-Za-z0-9])")
+_SUBSCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
+def _norms(text: str) -> set[str]:
+    """The norms `text` names: "L2", "ℓ_2", "$L_{\infty}$" give "2", "2", "inf"."""
+    return {"inf" if m.group(1).lstrip("\\") in ("∞", "infty", "inf") else m.group(1).translate(_SUBSCRIPT_DIGITS)
+            for m in _NORM.finditer(text)}
+
+
 # "log² T-type regret" where the passage says "log T-type": the power of a logarithm, in a bound or not.
 _LOG = re.compile(r"(?<![A-Za-z])(?:log|ln)(?:\s?\^\s?\(?(\d))?(?![A-Za-z-])")  # not "log-likelihood"
 
@@ -756,6 +767,7 @@ class Evidence:
     behind: bool = False  # it says something does worse than something
     bounds: frozenset[tuple[str, ...]] = frozenset()  # the asymptotic bounds it states, by their terms
     log_powers: frozenset[int] = frozenset()  # the powers of the logarithms it states: "log^2 T" gives 2
+    norms: frozenset[str] = frozenset()  # the norms it names: "$L_{\infty}$" gives "inf"
 
     @classmethod
     def of(cls, text: str) -> Evidence:
@@ -802,7 +814,7 @@ class Evidence:
             qualified=frozenset(m.group(1).lower() for m in _QUALIFIED.finditer(flat)),
             ahead=frozenset(w for m in _AHEAD.finditer(flat) for w in _ordered_stems(m.group(1))) - _RIVALS,
             behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)), bounds=frozenset(_bounds(text)),
-            log_powers=frozenset(_log_powers(flat)))
+            log_powers=frozenset(_log_powers(flat)), norms=frozenset(_norms(flat)))
 
     def has_value(self, value: float, unit: str | None, counted: bool = False) -> bool:
         """`value` is a number it states; `counted`: as a count, not as the label of a list item ("(2)")."""
@@ -872,6 +884,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             return f"{name} is not in the passage"
     if support.log_powers and not _log_powers(bare) <= support.log_powers:
         return "the passage states another power of the logarithm"
+    if support.norms and not _norms(plain(bare) if "$" in bare else bare) <= support.norms:
+        return "the passage names another norm"
     if support.bounds:
         for terms in _bounds(bare):
             if not any(set(terms) <= set(known) for known in support.bounds):

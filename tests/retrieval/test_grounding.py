@@ -314,6 +314,7 @@ MAPPING = ("Our framework implements a flexible mapping from the algebraic speci
            "features. The minimum is either a positional attention mechanism (tokens attend by position) or a semantic "
            "attention mechanism, with a phase transition from the former to the latter as the sample size grows.")
 SEEDS = "Utilizing only $50$ seed samples with augmented data, we fine-tune culture-specific LLMs for $9$ cultures."
+NORM = r"We certify predictions against adversarial examples of bounded $L_{\infty}$ norm."
 SIMULATION = "We introduce FACTORSIM that generates full simulations in code from language input."
 GAMES = (r"We propose an algorithm for two-player zero-sum Markov games with a single-agent multimodal variant, with a "
          r"$T^{\frac{1}{1+v}}$-type worst-case regret and a $\log T$-type gap-dependent regret.")
@@ -613,6 +614,11 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     # a number in LaTeX is read as rendered
     (SEEDS, "It draws on only $500$ seed samples, with augmented data [1].", "the number 500"),
     (SEEDS, "It draws on only $50$ seed samples and covers $9$ cultures [1].", None),
+    # which norm
+    (NORM, "It certifies predictions against adversarial examples of bounded L2 norm [1].", "another norm"),
+    (NORM, "It certifies predictions against adversarial examples of bounded ℓ2 norm [1].", "another norm"),
+    (NORM, "It certifies predictions against adversarial examples of bounded L∞ norm [1].", None),
+    (NORM, "It certifies predictions against adversarial examples of bounded $L_\\infty$ norm [1].", None),
     # input and output: "takes X and generates Y", "converts X into Y" make Y from X
     (SIMULATION, "FACTORSIM takes simulations written in code and generates natural-language descriptions [1].",
      "other way round"),
