@@ -14,9 +14,9 @@ Two sets of labelled replies, each with the passages its prompt held:
   number, "outperforms" for "matches", a result credited to the wrong paper), over
   the passages paperbot really builds (`citations_for(result.hits)`) on the bundled
   corpus and on a generated conference program; `--check-passages` rebuilds them (and the rebuilt set's);
-* held-out, held-out2 … held-out25: answers of the same kinds written after the checks were
+* held-out, held-out2 … held-out26: answers of the same kinds written after the checks were
   frozen (benchmarks/data/llm_answers_heldout.jsonl on the bundled corpus; …_heldout2 to
-  …_heldout25.jsonl over the passages retrieval builds for readers' questions on real
+  …_heldout26.jsonl over the passages retrieval builds for readers' questions on real
   NeurIPS 2024 papers): the checks' independent evidence, each until checks are written
   after reading its misses;
 * rebuilt: the same questions with their passages rebuilt against current retrieval
@@ -63,7 +63,8 @@ READ_AFTER: dict[int, str | None] = {2: None, 3: "2d3586e", 4: "5e7f35b", 5: "99
                                      8: "be0053f", 9: "7d132c6", 10: "b279219", 11: "809c8d6", 12: "04bd65b",
                                      13: "23a948d", 14: "b2a0489", 15: "e472b1a", 16: "30c4b15",
                                      17: "493370f", 18: "d2b4bd5", 19: "a3668d6", 20: "aec8a4a", 21: "0fe2ada",
-                                     22: "5be1d1e", 23: "026ca9a", 24: "095aacc", 25: "92b0709"}
+                                     22: "5be1d1e", 23: "026ca9a", 24: "095aacc", 25: "92b0709",
+                                     26: "c5715a8"}
 HELD_OUT_SETS = {n: REPO / "benchmarks" / "data" / f"llm_answers_heldout{n}.jsonl" for n in READ_AFTER}
 # The answers' passages rebuilt against current retrieval (what the LLM is shown now), their sentences rewritten for
 # them by a labeller who had not seen the checks.
