@@ -259,6 +259,13 @@ _RIVALS = frozenset(stem(w) for w in "prior previous existing earlier recent cur
                                       "model models baseline baselines approach approaches work works".split())
 _SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|"
                                 r"avoid\w*|free)\b|无需|不|没有|无", re.I)
+
+
+def _after_negation(text: str, start: int, reach: int = 16) -> bool:
+    """Whether a negation comes just before `start` ("not all", "rather than multi-turn"): read with it, not alone."""
+    return bool(_SENTENCE_NEGATION.search(text[max(0, start - reach):start]))
+
+
 # "less suited" against "best suited": a degree word before the same word, in the other direction.
 _DEGREE = re.compile(r"\b(more|most|better|best|highly|well|greatly|less|least|worse|worst|poorly|barely)\s+([a-z][a-z-]+)",
                      re.I)
@@ -620,12 +627,12 @@ def _compounds(text: str, joined: bool = False) -> set[tuple[str, str]]:
     found = [*_COUNTING.finditer(text), *(_COUNTING_JOINED.finditer(text) if joined else ())]
     return {(_PREFIX_CLASS[m.group(1).lower()], stem(m.group(2).lower())) for m in found
             if m.group(2).lower() not in STOPWORDS
-            and not _SENTENCE_NEGATION.search(text[max(0, m.start() - 16):m.start()])}
+            and not _after_negation(text, m.start())}
 
 
 def _universal(text: str) -> set[str]:
     """The first two words after "every", "all" or "any", stemmed, where no negation comes just before ("not all")."""
-    return {w for m in _UNIVERSAL.finditer(text) if not _SENTENCE_NEGATION.search(text[max(0, m.start() - 16):m.start()])
+    return {w for m in _UNIVERSAL.finditer(text) if not _after_negation(text, m.start())
             for w in _ordered_stems(m.group(1))[:2]}
 
 
@@ -810,7 +817,7 @@ class Evidence:
             unconditional=frozenset(_conditions(flat, _UNCONDITIONAL)),
             not_assumed=tuple(frozenset(_ordered_stems(m.group(1))) for m in _NOT_ASSUMED.finditer(flat)),
             assumed=tuple(frozenset(_ordered_stems(m.group(1))) for m in _REQUIRED.finditer(flat)
-                          if not _SENTENCE_NEGATION.search(flat[max(0, m.start() - 16):m.start()])),
+                          if not _after_negation(flat, m.start())),
             qualified=frozenset(m.group(1).lower() for m in _QUALIFIED.finditer(flat)),
             ahead=frozenset(w for m in _AHEAD.finditer(flat) for w in _ordered_stems(m.group(1))) - _RIVALS,
             behind=bool(_BEHIND.search(flat) or _DISADVANTAGE.search(flat)), bounds=frozenset(_bounds(text)),
@@ -869,7 +876,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     """
     bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())).translate(_SUPERSCRIPTS)
     pointing = {m.group(1).lower() for m in _POINTING.finditer(bare)}  # "combine the two": what was just named
-    for written, value, unit in numbers(plain(bare) if "$" in bare else bare):  # "$50$" is 50, as rendered
+    rendered = plain(bare) if "$" in bare else bare  # "$50$" is 50, as rendered
+    for written, value, unit in numbers(rendered):
         spelled = not written[0].isdigit()  # "two components" counts them; "(2)" may label one
         if spelled and (not number_words or written.lower() in pointing):
             continue
@@ -884,7 +892,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
             return f"{name} is not in the passage"
     if support.log_powers and not _log_powers(bare) <= support.log_powers:
         return "the passage states another power of the logarithm"
-    if support.norms and not _norms(plain(bare) if "$" in bare else bare) <= support.norms:
+    if support.norms and not _norms(rendered) <= support.norms:
         return "the passage names another norm"
     if support.bounds:
         for terms in _bounds(bare):
@@ -912,7 +920,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     if scope:
         for scope_kind, scoped, _ in _SCOPES:  # "the only effective route", "for all low-rank variants"
             for m in scoped.finditer(bare):
-                if _SENTENCE_NEGATION.search(bare[max(0, m.start() - 24):m.start()]):
+                if _after_negation(bare, m.start(), 24):
                     continue
                 if scope_kind not in support.scopes:
                     return f"the passage does not say {m.group(0).lower()!r} (nothing of the kind: {scope_kind})"
@@ -1046,7 +1054,7 @@ def _role_problem(bare: str, support: Evidence) -> str | None:
 def _need_problem(bare: str, support: Evidence) -> str | None:
     """"still requires an isoperimetric inequality" where the passage says "without assuming" it."""
     for m in _REQUIRED.finditer(bare):
-        if (_SENTENCE_NEGATION.search(bare[max(0, m.start() - 16):m.start()])
+        if (_after_negation(bare, m.start())
                 or re.match(r"(?:no|not|neither|none)\b", m.group(1), re.I)):  # "needs no explicit budget"
             continue
         needed = set(_ordered_stems(m.group(1)))
