@@ -46,7 +46,7 @@ shown sentence by sentence with nothing shown ever withdrawn (retrieval/checks.p
 The thresholds are calibrated by benchmarks/llm_grounding.py on a labelled set of
 capable-model answers and on recorded replies of small real models (docs/llm.md).
 
-The package, by job: debris.py (template tokens, echoes), facts.py (hard facts), meaning.py (token
+The package, by job: debris.py (template tokens, echoes), facts/ (hard facts), meaning.py (token
 alignment), passage.py (a prompt passage, read once), policy.py (what is shown, and why).
 """
 
