@@ -316,6 +316,9 @@ MAPPING = ("Our framework implements a flexible mapping from the algebraic speci
 SEEDS = "Utilizing only $50$ seed samples with augmented data, we fine-tune culture-specific LLMs for $9$ cultures."
 NORM = r"We certify predictions against adversarial examples of bounded $L_{\infty}$ norm."
 SIMULATION = "We introduce FACTORSIM that generates full simulations in code from language input."
+CONTINUAL = ("We develop a replay-free continual learning method. We identify a significant limitation of batch "
+             "normalization in neural ODEs. We prove that univariate-input interpolation problems have unique "
+             "solutions.")
 GAMES = (r"We propose an algorithm for two-player zero-sum Markov games with a single-agent multimodal variant, with a "
          r"$T^{\frac{1}{1+v}}$-type worst-case regret and a $\log T$-type gap-dependent regret.")
 MATCH = ("The benchmark asks a model to predict the right image-caption match given two images and two captions. To "
@@ -625,6 +628,15 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (SIMULATION, "FACTORSIM takes language input and generates full simulations in code [1].", None),
     (SIMULATION, "FACTORSIM converts simulations in code into language [1].", "other way round"),
     (SIMULATION, "FACTORSIM converts language input into full simulations in code [1].", None),
+    # the second half of a compound the other way ("-based" for "-free"), how much said the other way ("minor" for
+    # "significant"), and a count written as one word ("multivariate" for "univariate")
+    (CONTINUAL, "It is a replay-based continual learning method [1].", "replay-free, not replay-based"),
+    (CONTINUAL, "It is a replay-free continual learning method [1].", None),
+    (CONTINUAL, "It points to a minor limitation of batch normalization in neural ODEs [1].", "not minor"),
+    (CONTINUAL, "It points to a significant limitation of batch normalization in neural ODEs [1].", None),
+    (CONTINUAL, "It proves that multivariate-input interpolation problems have unique solutions [1].",
+     "counts one, not many"),
+    (CONTINUAL, "It proves that univariate-input interpolation problems have unique solutions [1].", None),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
     ("Maintaining graph information can preserve information of old models.",
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
@@ -636,6 +648,16 @@ def test_hard_facts_are_checked_exactly(passage, sentence, problem):
 
     found = fact_problem(sentence, Evidence.of(passage), latin_terms="。" in sentence)
     assert (found is None) if problem is None else (found is not None and problem in found), found
+
+
+def test_a_hedge_may_name_what_the_passage_does_not_say():
+    """"does not say whether it extends to multivariate inputs" is read as a hedge is (no denial, no count)."""
+    from retrieval.grounding import Evidence, fact_problem
+
+    hedge = "The passage does not say whether the result extends to multivariate inputs."
+    assert fact_problem(hedge, Evidence.of(CONTINUAL), number_words=False, denials=False, scope=False) is None
+    claim = "The result extends to multivariate inputs [1]."
+    assert "counts one" in (fact_problem(claim, Evidence.of(CONTINUAL)) or "")
 
 
 @pytest.mark.parametrize("sentence, hedge", [

@@ -253,11 +253,11 @@ def counts(text: str) -> set[tuple[str, str]]:
     return out
 
 
-def compounds(text: str, joined: bool = False) -> set[tuple[str, str]]:
-    """(how many, the stem of what) of every compound that counts: "two-player" is ("two", "player"), not where a
-    negation comes just before ("rather than multi-turn"); `joined`: also those written as one word ("multimodal" is
-    ("many", "modal"))."""
-    found = [*_COUNTING.finditer(text), *(_COUNTING_JOINED.finditer(text) if joined else ())]
+def compounds(text: str) -> set[tuple[str, str]]:
+    """(how many, the stem of what) of every compound that counts: "two-player" is ("two", "player"), "multimodal"
+    ("many", "modal"), "univariate" ("one", "variat"); not where a negation comes just before ("rather than
+    multi-turn")."""
+    found = [*_COUNTING.finditer(text), *_COUNTING_JOINED.finditer(text)]
     return {(_PREFIX_CLASS[m.group(1).lower()], stem(m.group(2).lower())) for m in found
             if m.group(2).lower() not in STOPWORDS
             and not after_negation(text, m.start())}

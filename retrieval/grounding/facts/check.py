@@ -79,7 +79,7 @@ class Evidence:
             bindings=frozenset(amounts.bindings(flat)), counted=frozenset(amounts.counted(flat, 3)),
             degrees=frozenset(relations.degrees(flat)),
             counts=frozenset(amounts.counts(flat)), ordinals=frozenset(amounts.ordinals(flat)),
-            compounds=frozenset(amounts.compounds(flat, joined=True)),
+            compounds=frozenset(amounts.compounds(flat)),
             narrowed=claims.narrowed(flat), universal=frozenset(claims.universal(flat)),
             proportions=frozenset(amounts.proportions(flat)),
             directions=frozenset(amounts.directions(flat)), opposed=frozenset(relations.opposed(flat)),
@@ -217,7 +217,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         said = {k for k, w in support.counts if w == word}
         if said and kind not in said:
             return f"the passage counts {sorted(said)[0]}, not {kind}"
-    for kind, word in amounts.compounds(bare):  # "multi-player games" where the passage says "two-player games"
+    # "multi-player games" where the passage says "two-player games" (a hedge may name what the passage does not)
+    for kind, word in amounts.compounds(bare) if denials else ():
         said = {k for k, w in support.compounds if w == word}
         if said and kind not in said:
             return f"the passage counts {sorted(said)[0]}, not {kind}"
@@ -315,10 +316,11 @@ def _swapped(bare: str, support: Evidence) -> bool:
 
 def _role_problem(bare: str, support: Evidence) -> str | None:
     """Readings of what a sentence says a thing needs, how nearly it holds, what it trails and which of two prefixed
-    words it is, against the passage: the first problem one finds."""
+    (or suffixed) words it is, against the passage: the first problem one finds."""
     low = bare.lower()
     return (_need_problem(bare, support) or _qualifier_problem(low, support) or _behind_problem(bare, support)
-            or _swapped_prefix_problem(low, support) or _denied_zh_problem(bare, support))
+            or _swapped_prefix_problem(low, support) or _swapped_suffix_problem(low, support)
+            or _denied_zh_problem(bare, support))
 
 
 def _need_problem(bare: str, support: Evidence) -> str | None:
@@ -370,6 +372,22 @@ def _swapped_prefix_problem(low: str, support: Evidence) -> str | None:
                 if (other and not set(other) & words
                         and not re.search(r"(?<![\w-])" + a + "-?" + rest + r"\b", support.text)):
                     return f"the passage says {other[0]}, not {word}"
+    return None
+
+
+def _swapped_suffix_problem(low: str, support: Evidence) -> str | None:
+    """"replay-based" where the passage says "replay-free" (and never "replay-based"); a sentence naming both
+    contrasts them."""
+    words = set(re.findall(r"[a-z][a-z-]*[a-z]", low))
+    for word in words:
+        head, dash, tail = word.rpartition("-")
+        if not dash or len(head) < 3:
+            continue
+        for a, b in (*relations.SWAPPED_SUFFIXES, *(pair[::-1] for pair in relations.SWAPPED_SUFFIXES)):
+            other = f"{head}-{b}"
+            if (tail == a and other not in words and re.search(r"(?<![\w-])" + re.escape(other) + r"\b", support.text)
+                    and not re.search(r"(?<![\w-])" + re.escape(word) + r"\b", support.text)):
+                return f"the passage says {other}, not {word}"
     return None
 
 

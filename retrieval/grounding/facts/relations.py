@@ -53,10 +53,17 @@ _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lo
               ("minimize", "maximize"), ("minimizes", "maximizes"), ("minimizing", "maximizing"),
               ("intra", "inter"), ("pre", "post"), ("under", "over"), ("white", "black"), ("single", "multi"),
               ("self", "cross"), ("clean", "noisy"), ("within", "beyond"), ("inside", "outside"),
-              ("server", "client"), ("servers", "clients"))
+              ("server", "client"), ("servers", "clients"),
+              # how much: "a minor limitation" where the passage says "a significant limitation"
+              *((big, small) for big in ("significant", "substantial", "major", "considerable", "dramatic")
+                for small in ("minor", "marginal", "slight", "modest", "negligible")))
 # A word made with one of these prefixes is read against the same word made with the other, wherever the passage
 # says it: "underconfident" where it says "overconfident", "intra-class" where it says "inter-class".
 SWAPPED_PREFIXES = (("under", "over"), ("intra", "inter"), ("up", "down"))
+# "a replay-based method" where the passage says "a replay-free method": the second half of a compound, one way or
+# the other.
+SWAPPED_SUFFIXES = (("free", "based"), ("free", "dependent"), ("free", "driven"), ("agnostic", "specific"),
+                    ("agnostic", "dependent"), ("independent", "dependent"))
 _BOTH_WAYS = (*_OPPOSITES, *(pair[::-1] for pair in _OPPOSITES))
 _OPPOSITE = {a: frozenset(o for w, o in _BOTH_WAYS if w == a) for a, _ in _BOTH_WAYS}  # "far": {"close", "near"}
 _PRECEDING = re.compile(r"(?<![\w'’-])([a-z][a-z-]*[a-z])\s+(?=((?:[\w'’-]+\s*){1,3}))", re.I)
