@@ -316,6 +316,8 @@ MAPPING = ("Our framework implements a flexible mapping from the algebraic speci
 SEEDS = "Utilizing only $50$ seed samples with augmented data, we fine-tune culture-specific LLMs for $9$ cultures."
 NORM = r"We certify predictions against adversarial examples of bounded $L_{\infty}$ norm."
 SIMULATION = "We introduce FACTORSIM that generates full simulations in code from language input."
+SAMPLES = ("The algorithm returns a point in the expected core given a polynomial number of samples. We disentangle "
+           "hands into optimization-based identity maps and learning-based latent features.")
 CONTINUAL = ("We develop a replay-free continual learning method. We identify a significant limitation of batch "
              "normalization in neural ODEs. We prove that univariate-input interpolation problems have unique "
              "solutions.")
@@ -637,6 +639,13 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (CONTINUAL, "It proves that multivariate-input interpolation problems have unique solutions [1].",
      "counts one, not many"),
     (CONTINUAL, "It proves that univariate-input interpolation problems have unique solutions [1].", None),
+    # how fast something grows, and a hyphenated modifier moved onto what the passage gives another of its kind
+    (SAMPLES, "It returns a point in the expected core from a logarithmic number of samples [1].",
+     "polynomial, not logarithmic"),
+    (SAMPLES, "It returns a point in the expected core from a polynomial number of samples [1].", None),
+    (SAMPLES, "Hands are split into learning-based identity maps and latent features [1].",
+     "optimization-based ident"),
+    (SAMPLES, "Hands are split into optimization-based identity maps and learning-based latent features [1].", None),
     (BACKBONE, "On average, a prescribed fraction of the selected units meet the criterion [1].", None),
     ("Maintaining graph information can preserve information of old models.",
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),

@@ -320,7 +320,7 @@ def _role_problem(bare: str, support: Evidence) -> str | None:
     low = bare.lower()
     return (_need_problem(bare, support) or _qualifier_problem(low, support) or _behind_problem(bare, support)
             or _swapped_prefix_problem(low, support) or _swapped_suffix_problem(low, support)
-            or _denied_zh_problem(bare, support))
+            or _swapped_modifier_problem(low, support) or _denied_zh_problem(bare, support))
 
 
 def _need_problem(bare: str, support: Evidence) -> str | None:
@@ -388,6 +388,21 @@ def _swapped_suffix_problem(low: str, support: Evidence) -> str | None:
             if (tail == a and other not in words and re.search(r"(?<![\w-])" + re.escape(other) + r"\b", support.text)
                     and not re.search(r"(?<![\w-])" + re.escape(word) + r"\b", support.text)):
                 return f"the passage says {other}, not {word}"
+    return None
+
+
+def _swapped_modifier_problem(low: str, support: Evidence) -> str | None:
+    """"learning-based identity maps" where the passage says "optimization-based identity maps and learning-based
+    latent features": a hyphenated modifier moved onto what the passage gives another of its kind."""
+    said = relations.followed(low)
+    for word, thing in said:
+        head, dash, kind = word.rpartition("-")
+        if not dash or not head or (word, thing) in support.followed:
+            continue
+        others = sorted(w for w, t in support.followed if t == thing and w != word and w.endswith(dash + kind)
+                        and (w, thing) not in said)
+        if others and any(w == word for w, _ in support.followed):
+            return f"the passage says {others[0]} {thing}, not {word}"
     return None
 
 

@@ -5,6 +5,7 @@ adapting, a word against its negating prefix, and degrees ("less suited")."""
 from __future__ import annotations
 
 import re
+from itertools import combinations
 
 from paperbot.text import GENERIC_WORDS, stem
 from retrieval.grounding.facts.words import ordered_stems
@@ -56,7 +57,10 @@ _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lo
               ("server", "client"), ("servers", "clients"),
               # how much: "a minor limitation" where the passage says "a significant limitation"
               *((big, small) for big in ("significant", "substantial", "major", "considerable", "dramatic")
-                for small in ("minor", "marginal", "slight", "modest", "negligible")))
+                for small in ("minor", "marginal", "slight", "modest", "negligible")),
+              # how fast something grows: "a logarithmic number of samples" where the passage says "polynomial"
+              *combinations(("logarithmic", "polylogarithmic", "sublinear", "linear", "superlinear", "quadratic",
+                             "cubic", "polynomial", "exponential"), 2))
 # A word made with one of these prefixes is read against the same word made with the other, wherever the passage
 # says it: "underconfident" where it says "overconfident", "intra-class" where it says "inter-class".
 SWAPPED_PREFIXES = (("under", "over"), ("intra", "inter"), ("up", "down"))
