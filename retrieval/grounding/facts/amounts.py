@@ -13,9 +13,11 @@ from retrieval.translate import translate_chinese
 
 NUMBER_WORDS = {w: i for i, w in enumerate("two three four five six seven eight nine ten eleven twelve thirteen "
                                             "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(), 2)}
-_NUMBER = re.compile(r"(?<![\w.\-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
-                     r"|(?=[\s,;:.)\]/*，。、）]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(NUMBER_WORDS) + r")\b",
-                     re.I)
+# Not part of a name ("Qwen2", "CSL-Daily2"), but a number written against Chinese ("提升了29%", "共有12层") is one.
+_NOT_AFTER = rf"(?<![^\W{HAN}])(?<![.\-])"
+_NUMBER = re.compile(_NOT_AFTER + r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
+                     rf"|(?=[\s,;:.)\]/*，。、）{HAN}]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(NUMBER_WORDS)
+                     + r")\b", re.I)
 # "三种边缘设备" (three kinds of edge device): a count in Chinese numerals before a measure word, two to ninety-nine;
 # not "这两种" or "前两个" (these two, the first two), nor "A 和 B 两种" (A and B, the two of them), which count
 # things already named.
@@ -48,7 +50,7 @@ _UNIT = {"%": "%", "×": "x", "x": "x", "fold": "x", "-fold": "x", "point": "pt"
 
 
 # "40-60%", "2.9× ~ 12.5×": a range whose unit is written once (or twice); both ends carry it.
-_RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|∼)\s?(\d+(?:\.\d+)?)\s?"
+_RANGE = re.compile(rf"(?<![^\W{HAN}])(?<!\.)(\d+(?:\.\d+)?)\s?(?:%|×|x)?\s?(?:-|–|—|~|∼)\s?(\d+(?:\.\d+)?)\s?"
                     r"(%|×|x\b|-?fold|points?|pp)")
 # "requiring 20-1000 steps": a range of counts, each end a number (not "Llama-2-7B", not "3-layer").
 _COUNT_RANGE = re.compile(r"(?<![\w.\-])(\d+)\s?(?:-|–|—)\s?(\d+)(?=\s+[a-z])")
