@@ -22,12 +22,20 @@ HEDGE_MARK = "ⓘ"  # before a sentence that says what the passages do not cover
 # -- hedges -----------------------------------------------------------------------------------
 
 _HEDGE = re.compile(
-    r"^\W*(?:(?:however|but|unfortunately|note that),?\s+)?(?:"
+    r"^\W*(?:(?:however|but|unfortunately|note that|so),?\s+)?"
+    r"(?:(?:beyond|apart from|besides|other than|except for)\s+[^,.;]{1,80},\s*)?(?:"
     r"(?:the|these|this)?\s*(?:provided\s+|given\s+|retrieved\s+|available\s+|quoted\s+|cited\s+|above\s+)?"
     r"(?:passages?|abstracts?|sources?|excerpts?|quotes?)\s+(?:itself\s+|themselves\s+|alone\s+)?"
     r"(?:do(?:es)?\s+not|don['’]t|doesn['’]t|did\s+not|never|(?:gives?|reports?|provides?|mentions?|states?|"
     r"includes?|offers?|contains?)\s+no)\b"
-    r"|none of the (?:passages|abstracts|papers|sources)\b|no passage\b"
+    r"|none of the (?:(?:retrieved|provided|cited|given|quoted)\s+)?(?:passages|abstracts|papers|sources|excerpts)\b"
+    r"|no passage\b|nothing in (?:the|this|these)\s+(?:passages?|abstracts?|excerpts?)\b"
+    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:is|are)\s+cut\s+off\b"
+    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:cannot|can['’]t)\s+(?:tell|show|confirm|answer)\b"
+    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+leaves?\s+(?:[\w'’-]+\s+){1,8}?"
+    r"(?:unspecified|unstated|unexplained|undescribed|unclear|open)\b"
+    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:only\s+)?refers?\s+to\s+[^.;]{1,80}?\s+without\s+"
+    r"(?:describing|stating|explaining|saying|naming|specifying|defining|listing)\b"
     r"|it is (?:not|un)(?:clear|stated|specified|known|reported)\b"
     r"|(?:this|that|it) is not (?:stated|reported|described|specified|covered|given|mentioned)\b"
     r"|there is no (?:information|mention|detail)\b"
@@ -36,10 +44,12 @@ _HEDGE = re.compile(
     r"in\s+(?:the|this|these)\s+(?:passages?|abstracts?|excerpts?|sources?)\b"
     r"|(?:it|they|the (?:paper|authors?|study|work|abstract))\s+(?:does|do)\s+not\s+(?:say|explain|state|describe|"
     r"specify|mention|report|detail|give|discuss|quantify|address|clarify)\b"
-    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:[\w'’,-]+\s+){1,14}?(?:but|yet|so\s+it)\s+(?:does|do)\s+not\s+"
+    r"|(?:the|this)\s+(?:passage|abstract|excerpt)s?\s+(?:[\w'’,;\"“”-]+\s+){1,14}?"
+    r"(?:but|yet|so\s+it|and|it)\s+(?:does|do)\s+not\s+"
     r"(?:say|explain|state|describe|specify|spell|mention|report|detail|give|name|clarify)\b)"
-    r"|(?:段落|文中|摘要|摘录|节选|这些段落|所给段落|该段落|引用段落|引文|材料|资料)(?:本身)?(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?"
-    r"(?:专门|详细|具体|明确|直接)?(?:说明|介绍|量化|描述|提及|提到|给出|列出|列举|写明|阐明|阐述|提供|报告|指出|涉及|比较|解释|讨论|交代)"
+    r"|(?:段落|文中|摘要|摘录|节选|这些段落|所给段落|该段落|引用段落|引文|材料|资料)(?:片段)?(?:本身)?(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?"
+    r"(?:专门|详细|具体|明确|直接|分别)?(?:说明|介绍|量化|描述|提及|提到|给出|列出|列举|写明|阐明|阐述|提供|报告|指出|涉及|比较|解释|"
+    r"讨论|交代|出现)"
     r"|不清楚|尚不明确|未说明|未提及|没有提到|没有说明", re.I)
 
 

@@ -700,6 +700,19 @@ def test_a_hedge_may_name_what_the_passage_does_not_say():
     ("No labels are used in training [1].", False),
     ("Details on convex aggregation are not given in the passage.", True),
     ("The method is described in the passage [1].", False),
+    ("The excerpt is cut off before it describes the second module.", True),
+    ("Nothing in this excerpt describes how the reward is learned.", True),
+    ("None of the retrieved passages is about protein folding.", True),
+    ("The excerpt leaves the sampling procedure itself unspecified.", True),
+    ("The passage refers to 'such GNNs' without stating which class is meant.", True),
+    ("Beyond the title's mention of hybrid gradients, the excerpt does not detail the training procedure.", True),
+    ("So the excerpt cannot tell you how the method works.", True),
+    ("The excerpt only says the method addresses certain issues; it does not describe those issues.", True),
+    ("摘要片段没有具体说明这两项保证的内容。", True),
+    ("该段落没有分别给出两个模型各自的成功率。", True),
+    ("Beyond accuracy, the method does not need labels [1].", False),
+    ("The passage refers to a new loss without a separate critic [1].", False),
+    ("The method leaves the backbone itself unchanged [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
