@@ -320,6 +320,8 @@ SAMPLES = ("The algorithm returns a point in the expected core given a polynomia
            "hands into optimization-based identity maps and learning-based latent features.")
 BLEU = (r"SignCL improves the BLEU score of the Sign Language Transformer and GFSLT-VLP on the CSL-Daily dataset by "
         r"39\% and 46\%, respectively, without any increase of model parameters.")
+NOMAD = ("We propose NoMAD-Attention, an efficient attention algorithm that replaces MAD operations with in-register "
+         "lookups. We employ surrogate model-based optimization to discover the optimal configuration.")
 CONTINUAL = ("We develop a replay-free continual learning method. We identify a significant limitation of batch "
              "normalization in neural ODEs. We prove that univariate-input interpolation problems have unique "
              "solutions.")
@@ -641,6 +643,12 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (CONTINUAL, "It proves that multivariate-input interpolation problems have unique solutions [1].",
      "counts one, not many"),
     (CONTINUAL, "It proves that univariate-input interpolation problems have unique solutions [1].", None),
+    # "a portion of" speaks of a part; "not necessarily optimal" denies "optimal"
+    (NOMAD, "It replaces a portion of the MAD operations with in-register lookups [1].", "nothing of the kind: little"),
+    (NOMAD, "It replaces MAD operations with in-register lookups [1].", None),
+    (NOMAD, "It finds a reasonable but not necessarily optimal configuration [1].", "not say it is not so"),
+    (NOMAD, "Surrogate model-based optimization discovers the optimal configuration [1].", None),
+    ("We study partially observable environments.", "It handles partially observable environments [1].", None),
     # a number written against Chinese characters is read
     (BLEU, "SignCL使Sign Language Transformer和GFSLT-VLP的BLEU分数分别提升了29%和46%[1]。", "the number 29%"),
     (BLEU, "SignCL使Sign Language Transformer和GFSLT-VLP的BLEU分数分别提升了39%和46%[1]。", None),

@@ -43,7 +43,8 @@ SCOPES = (
                 r"considerabl\w*|remarkabl\w*|excellent|strong\w*|notabl\w*|marked\w*|huge|superior|impressive|"
                 r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
     ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|narrow|rarely|seldom|marginal(?:ly)?|"
-                          r"modest(?:ly)?|small (?:set|number|subset|fraction|part|share))\b|少数|少量|极少|略微|稍微|稍有", re.I),
+                          r"modest(?:ly)?|small (?:set|number|subset|fraction|part|share)|a (?:small )?portion of|"
+                          r"partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有", re.I),
      re.compile(r"\b(?:few|minority|handful|single|one|slight\w*|little|narrow\w*|rare\w*|seldom|marginal\w*|modest\w*|"
                 r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|only)\b", re.I)),
 )
@@ -70,7 +71,9 @@ DISADVANTAGE = re.compile(r"\b(?:slower|worse|weaker|less accurate|underperform\
 # A negation word (a name in capitals, such as the method ZERO, is not one).
 _NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not(?!\s+(?:only|just|merely)\b)|"
              r"never|cannot|rather than|instead of)")
-NEGATED = re.compile(_NEGATION + r"\s+((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+# "not necessarily optimal" denies "optimal": the adverb only softens the denial.
+_SOFTLY = r"(?:(?:necessarily|always|fully|entirely|exactly)\s+)?"
+NEGATED = re.compile(_NEGATION + r"\s+" + _SOFTLY + r"((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 # "without requiring the trajectories to be plausible", "does not require an explicit budget": what is denied is the
 # thing after the verb of need or use.
 NEGATED_OBJECT = re.compile(_NEGATION + r"\s+(?:requir\w*|need\w*|using|uses?|rel(?:y|ies|ying) on|having access to|"
