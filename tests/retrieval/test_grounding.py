@@ -721,6 +721,12 @@ def test_a_hedge_may_name_what_the_passage_does_not_say():
     ("Beyond accuracy, the method does not need labels [1].", False),
     ("The passage refers to a new loss without a separate critic [1].", False),
     ("The method leaves the backbone itself unchanged [1].", False),
+    ("Exactly how the computation is reduced is not spelled out in this excerpt.", True),
+    ("Which layers are dropped, and how they are chosen, is not explained in this excerpt.", True),
+    ("How the model uses mask guidance cannot be determined from this passage.", True),
+    ("The excerpt only poses this question, so it does not reveal the authors' answer.", True),
+    ("The method is not described in prior work [1].", False),
+    ("How the masks are chosen is explained in the abstract [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
