@@ -379,7 +379,7 @@ def _swapped_suffix_problem(low: str, support: Evidence) -> str | None:
     """"replay-based" where the passage says "replay-free" (and never "replay-based"); a sentence naming both
     contrasts them."""
     words = set(re.findall(r"[a-z][a-z-]*[a-z]", low))
-    for word in words:
+    for word in sorted(words):
         head, dash, tail = word.rpartition("-")
         if not dash or len(head) < 3:
             continue
@@ -395,7 +395,7 @@ def _swapped_modifier_problem(low: str, support: Evidence) -> str | None:
     """"learning-based identity maps" where the passage says "optimization-based identity maps and learning-based
     latent features": a hyphenated modifier moved onto what the passage gives another of its kind."""
     said = relations.followed(low)
-    for word, thing in said:
+    for word, thing in sorted(said):
         head, dash, kind = word.rpartition("-")
         if not dash or not head or (word, thing) in support.followed:
             continue
