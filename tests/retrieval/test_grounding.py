@@ -649,6 +649,11 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     (NOMAD, "It finds a reasonable but not necessarily optimal configuration [1].", "not say it is not so"),
     (NOMAD, "Surrogate model-based optimization discovers the optimal configuration [1].", None),
     ("We study partially observable environments.", "It handles partially observable environments [1].", None),
+    # "fewer" where the passage says "more" of the same thing
+    ("LLaMA requires more data samples than relearning all sub-tasks from scratch.",
+     "LLaMA needs fewer data samples than relearning all sub-tasks from scratch [1].", "more, not fewer"),
+    ("LLaMA requires more data samples than relearning all sub-tasks from scratch.",
+     "LLaMA needs more data samples than relearning all sub-tasks from scratch [1].", None),
     # a number written against Chinese characters is read
     (BLEU, "SignCL使Sign Language Transformer和GFSLT-VLP的BLEU分数分别提升了29%和46%[1]。", "the number 29%"),
     (BLEU, "SignCL使Sign Language Transformer和GFSLT-VLP的BLEU分数分别提升了39%和46%[1]。", None),

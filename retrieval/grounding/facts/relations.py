@@ -39,8 +39,9 @@ _THAN = re.compile(r"((?:[\w'’-]+\s+){1,4}?)(?:is\s+|are\s+|was\s+|were\s+)?(?
 # "close to the expected return" against "far from the expected return", "the next state" against "the current
 # state": opposite words, or the two roles of a pair, before the same thing.
 _OPPOSITES = (("close", "far"), ("near", "far"), ("high", "low"), ("higher", "lower"), ("large", "small"),
-              ("larger", "smaller"), ("fast", "slow"), ("faster", "slower"), ("early", "late"), ("strong", "weak"),
-              ("stronger", "weaker"), ("easy", "hard"), ("easier", "harder"), ("simple", "complex"),
+              ("larger", "smaller"), ("more", "fewer"), ("more", "less"), ("fast", "slow"), ("faster", "slower"),
+              ("early", "late"), ("strong", "weak"), ("stronger", "weaker"), ("easy", "hard"), ("easier", "harder"),
+              ("simple", "complex"),
               ("increase", "decrease"), ("increases", "decreases"), ("increasing", "decreasing"),
               ("improve", "degrade"), ("improves", "degrades"), ("dense", "sparse"), ("short", "long"),
               ("shorter", "longer"), ("positive", "negative"), ("online", "offline"), ("stable", "unstable"),
