@@ -376,7 +376,8 @@ _FONT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|textsc|textsf|emph|ma
                    r"operatorname\*?|boldsymbol|bm|mathcal|mathscr|mathfrak|underline|mbox|hbox)\s*\{([^{}]*)\}")
 _BARE_FONT = re.compile(r"\\(?:mathcal|mathscr|mathfrak|mathbf|mathrm|mathit|mathsf|boldsymbol|bm)\s+([A-Za-z])")
 _BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}|\\mathbb\s+([A-Za-z])")
-_ACCENT = re.compile(r"\\(tilde|widetilde|hat|widehat|bar|overline|vec|dot|ddot)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
+_ACCENT = re.compile(r"\\(tilde|widetilde|hat|widehat|bar|overline|vec|dot|ddot)\s*(?:\{([^{}]*)\}|([A-Za-z])|"
+                     r"(\\[A-Za-z]+))")
 _ACCENTS = {"tilde": "\u0303", "widetilde": "\u0303", "hat": "\u0302", "widehat": "\u0302", "bar": "\u0304",
             "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}
 _FRAC = re.compile(r"\\[dt]?frac\s*(?:\{([^{}]*)\}|(\w))\s*(?:\{([^{}]*)\}|(\w))")
@@ -420,14 +421,21 @@ def _command(m: re.Match[str]) -> str:
     return shown
 
 
+def _accented(m: re.Match[str]) -> str:
+    """An accent over a letter or a command: "\\tilde{O}" is "Õ", "\\tilde{\\Theta}" "Θ̃" (not "Thetã")."""
+    inner = (m.group(2) or m.group(3) or m.group(4)).strip()
+    if re.fullmatch(r"\\[A-Za-z]+", inner):
+        inner = _SYMBOLS.get(inner[1:], inner)
+    return "{" + unicodedata.normalize("NFC", inner + _ACCENTS[m.group(1)]) + "}"
+
+
 def _math(body: str) -> str:
     body = _BB.sub(lambda m: _BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), body)
     for _ in range(3):  # nested fonts: \mathbf{\text{x}}; "\cdot\mathrm{polylog}" keeps its command apart
         body = _FONT.sub(lambda m: (" " if re.search(r"\\[A-Za-z]+$", m.string[:m.start()]) else "") + m.group(1),
                          body)
     body = _BARE_FONT.sub(r"{\1}", body)  # braces keep "\sim\mathcal N" from reading as one command
-    body = _ACCENT.sub(lambda m: "{" + unicodedata.normalize("NFC", (m.group(2) or m.group(3)).strip()
-                                                           + _ACCENTS[m.group(1)]) + "}", body)
+    body = _ACCENT.sub(_accented, body)
     for _ in range(2):  # a fraction inside a root, a root inside a fraction
         body = _FRAC.sub(lambda m: f"{_grouped(m.group(1) or m.group(2))}/{_grouped(m.group(3) or m.group(4))}", body)
         body = _SQRT.sub(lambda m: "√" + _grouped(m.group(1)), body)

@@ -68,6 +68,7 @@ def test_a_question_is_cleaned_of_invisible_and_control_text():
         (r"$\sim$3x faster, a $2.45{\times}$ gain", "∼3x faster, a 2.45× gain"),
         (r"FID ($9.38 \to 2.62$ on SiT), $\ell_2$ error", "FID (9.38 → 2.62 on SiT), ℓ₂ error"),
         (r"$\tilde{O}(S^6 H / \epsilon^2)$ agents", "Õ(S⁶ H / ε²) agents"),
+        (r"$\tilde{\Theta}(\sqrt{k})$ and $\widetilde\Pi_k$", "Θ̃(√k) and Π̃ₖ"),
         (r"$\frac{1}{2}$ and $\tfrac12$ and $\sqrt{\texttt{KL}}$", "1/2 and 1/2 and √KL"),
         (r"$O(\kappa\log\frac{1}{\epsilon})$, $\log n$, $\max(a, b)$", "O(κ log 1/ε), log n, max(a, b)"),
         (r"$x\sim\mathcal N(0,1)$, $\langle a, b\rangle$", "x∼N(0,1), ⟨a, b⟩"),
