@@ -12,9 +12,9 @@ from retrieval.grounding.facts.words import SENTENCE_NEGATION, after_negation, c
 
 
 COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|superior|exceed\w*|"
-                          r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger)"
-                          r"(?:\s+[\w-]+){0,2}\s+than)\b"
-                          r"|超过|优于|胜过|超越|好于|更好|高于|强于|快于", re.I)
+                         r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger)"
+                         r"(?:\s+[\w-]+){0,2}\s+than)\b"
+                         r"|超过|优于|胜过|超越|好于|更好|高于|强于|快于", re.I)
 SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
 # Words that widen or narrow a claim's scope; a sentence may use one only where its passage says something of the same
 # kind (any word of either pattern): "across all types of agents" where the passage says "among agents trained in a
@@ -60,12 +60,12 @@ _PARITY = re.compile(r"\b(?:closely matches|matches|match|matching(?!\s+(?:model
                      r"methods?|algorithms?|problems?|tasks?|networks?|based|polic(?:y|ies)|paradigms?)\b)|comparable|"
                      r"on par with|competitive with|similar to)\s+((?:[\w-]+[\s.,;:]*){0,4})", re.I)
 SENTENCE_PARITY = re.compile(r"\b(?<!-)(?:match\w*|comparable|on par|competitive|similar|close to|closely)\b|"
-                              r"相当|接近|持平|媲美", re.I)  # not "flow-matching"
+                             r"相当|接近|持平|媲美", re.I)  # not "flow-matching"
 # A sentence saying one thing is as good as another ("matches the previous state of the art"; not "the closest match").
 CLAIMED_PARITY = re.compile(r"\b(?<!-)(?:match(?:es|ed|ing)?\s+"
                             r"(?:the|that|those|its|their|existing|prior|previous|state)|"
-                             r"on par|comparable (?:to|with)|as (?:good|accurate|effective) as|competitive with|"
-                             r"performs? similarly)\b|(?:大致|基本|大体)(?:相当|持平)|不相上下|持平", re.I)
+                            r"on par|comparable (?:to|with)|as (?:good|accurate|effective) as|competitive with|"
+                            r"performs? similarly)\b|(?:大致|基本|大体)(?:相当|持平)|不相上下|持平", re.I)
 # A comparison that says something is worse ("slower query times than"), which a parity elsewhere does not contradict.
 DISADVANTAGE = re.compile(r"\b(?:slower|worse|weaker|less accurate|underperform\w*)\b", re.I)
 # A negation word (a name in capitals, such as the method ZERO, is not one).
@@ -77,12 +77,12 @@ NEGATED = re.compile(_NEGATION + r"\s+" + _SOFTLY + r"((?:[\w'’-]+[\s.,;:]*){1
 # "without requiring the trajectories to be plausible", "does not require an explicit budget": what is denied is the
 # thing after the verb of need or use.
 NEGATED_OBJECT = re.compile(_NEGATION + r"\s+(?:requir\w*|need\w*|using|uses?|rel(?:y|ies|ying) on|having access to|"
-                             r"access to|the need for)\s+(?:any\s+|an?\s+|the\s+)?((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
+                            r"access to|the need for)\s+(?:any\s+|an?\s+|the\s+)?((?:[\w'’-]+[\s.,;:]*){1,3})", re.I)
 # "provided that some RCT data is available" against "regardless of RCT data availability": a condition set or lifted.
 CONDITIONAL = re.compile(r"\b(?:provided that|only if|as long as|only when|if and only if|on condition that)\s+"
-                          r"((?:[\w'’-]+\s*){1,6})", re.I)
+                         r"((?:[\w'’-]+\s*){1,6})", re.I)
 UNCONDITIONAL = re.compile(r"\b(?:regardless of|irrespective of|even (?:when|if)|whether or not)\s+"
-                            r"((?:[\w'’-]+\s*){1,6})", re.I)
+                           r"((?:[\w'’-]+\s*){1,6})", re.I)
 # What a sentence denies, read to the end of its clause: "rather than in a latent space" denies a latent space.
 # "Unlike existing models that rely on CNN backbones": what a passage sets its own work apart from.
 _UNLIKE = re.compile(r"\b(?:unlike|in contrast to|as opposed to)\s+((?:[\w'’()-]+[\s,]*){1,14})", re.I)
@@ -109,7 +109,7 @@ UP_TO_FACTORS = re.compile(r"\bup to (?:a |an )?(?:log\w*|constant|poly\w*|lower
 # "falls short of earlier flow-matching models" where the passage says it "improves over prior diffusion and
 # flow-matching models": what a sentence puts ahead, against what the passage says it does better than.
 BEHIND = re.compile(r"\b(?:(?:fall(?:s|ing)?|fell) short of|lag(?:s|ging)? behind|trail(?:s|ing)?|inferior to|"
-                     r"worse than|underperform\w*)\s+((?:[\w'’-]+\s*){1,4})", re.I)
+                    r"worse than|underperform\w*)\s+((?:[\w'’-]+\s*){1,4})", re.I)
 _AHEAD = re.compile(r"\b(?:outperform\w*|surpass\w*|improv\w* (?:up)?on|improv\w* over|gains? over|beat(?:s|ing)?|"
                     r"better than|superior to|exceed\w*)\s+((?:[\w'’-]+\s*){1,5})", re.I)
 RIVALS = frozenset(stem(w) for w in "prior previous existing earlier recent current other state art method methods "

@@ -24,7 +24,7 @@ LOSES = re.compile(r"\b(?:eras|los[et]|remov|destroy|discard|forget|forgot|elimi
 _FIXED = re.compile(r"\b(?:fixed|constant|static|unchanged)(?:,\s*[a-z-]+)?\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 # "adaptively-deformed UV coordinates" against "a fixed UV grid": what a passage says adapts or is learned.
 ADAPTIVE = re.compile(r"\b(?:adaptive(?:ly)?(?:-[a-z]+)?|dynamic(?:ally)?(?:-[a-z]+)?|learn(?:ed|able)|trainable|"
-                       r"(?:data|input)-dependent)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
+                      r"(?:data|input)-dependent)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 _GROWING = re.compile(r"\b([a-z][a-z-]+)\s+(?:that|which)\s+(?:grows?|increases?|varies|vary|changes?|scales?)\b"
                       r"|\b(?:growing|increasing|varying|changing)\s+((?:[a-z][\w-]*\s*){1,2})", re.I)
 

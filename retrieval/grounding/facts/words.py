@@ -52,7 +52,7 @@ def names(text: str) -> list[str]:
 
 
 SENTENCE_NEGATION = re.compile(r"\b(?:without|no|zero|not|never|cannot|fail\w*|unable|lack\w*|rather than|instead of|"
-                                r"avoid\w*|free)\b|无需|不|没有|无", re.I)
+                               r"avoid\w*|free)\b|无需|不|没有|无", re.I)
 
 
 def after_negation(text: str, start: int, reach: int = 16) -> bool:
