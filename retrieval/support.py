@@ -121,8 +121,9 @@ def leave_out(embedder: TextEmbedder, text: str, words: QuestionWords, question_
               paper_vectors: np.ndarray) -> float:
     """The most the question comes closer to the paper with one of its words left out: over its content words, the
     word's IDF share times the rise in cosine to the paper's nearest chunk (`paper_vectors`, unit rows) when the
-    question is read without it. Near 0 when every word pulls towards the paper."""
-    if not len(paper_vectors):
+    question is read without it. Near 0 when every word pulls towards the paper, and 0 for a question of one
+    content word: left without it, nothing of the question is left to compare ("sycophancy", "results")."""
+    if not len(paper_vectors) or len(words.spans) < 2:
         return 0.0
     variants = embedder.encode([text[:a] + text[b:] for a, b in words.spans])
     vectors = paper_vectors.astype(np.float32)

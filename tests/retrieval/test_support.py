@@ -46,6 +46,25 @@ def test_a_constraint_the_paper_lacks_pulls_the_question_away_from_it(library, e
     assert leave_out(embedder, MASKING, question_words(embedder, MASKING, idf), paper[0], paper[:0]) == 0.0
 
 
+def test_a_question_of_one_word_has_none_to_leave_out(library, embedder):
+    # left without its one word nothing of the question remains, so the fall in cosine says nothing of a near miss:
+    # read as it was, it made every one-word query ("results", "test") answered with certainty
+    bmt, idf = _bmt(library), library.retriever.view().keyword.idf
+    paper = embedder.encode([f"{bmt.title}. {bmt.abstract}"])
+    for text in ("masking", "What is BMT?"):
+        words = question_words(embedder, text, idf)
+        assert words is not None and len(words.spans) == 1
+        assert leave_out(embedder, text, words, embedder.encode([text])[0], paper) == 0.0
+    two = "masking weights"
+    words = question_words(embedder, two, idf)
+    assert words is not None and leave_out(embedder, two, words, embedder.encode([two])[0], paper) != 0.0
+
+
+def test_a_lone_common_word_is_not_answered_for_certain(library):
+    result = library.search("results")
+    assert result.abstained and result.answered is not None and result.answered < 0.5
+
+
 @pytest.mark.parametrize("title, label, name", [
     ("FineStyle: Fine-grained Controllable Style Personalization", "", "FineStyle"),
     ("", "BMT", "BMT"),
