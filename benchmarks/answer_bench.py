@@ -9,7 +9,10 @@ Sets, each over its own corpus, in a store built once under --workdir:
   (answerable questions by style, questions no paper answers, near misses), split by its `split` field;
   `neurips24-dev2` to `-dev4`: later rounds by other readers, dev only; `neurips24-test2` / `-test3`: a fifth
   and a sixth round, test only (neurips2024_questions_fifth.jsonl, _sixth.jsonl), about papers no earlier
-  question is about;
+  question is about; `neurips24-zh-dev` / `-zh-test`: questions in Chinese (neurips2024_questions_zh.jsonl), by
+  a reader of the abstracts writing as a Chinese-speaking lab member would (a question, how, keywords, Chinese with
+  English terms, a finding; and questions no paper answers), a paper each and no answering sentences, split
+  dev/test by the order they were written in;
 * `own-dev` / `own-test`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures;
   no answering sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the
   code, halved per kind by a fixed shuffle.
@@ -68,7 +71,9 @@ NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-dev4": (DATA / "neurips2024_questions_fourth.jsonl", "dev"),
                 "neurips24-test": (NEURIPS_SET, "test"),
                 "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test"),
-                "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test")}
+                "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test"),
+                "neurips24-zh-dev": (DATA / "neurips2024_questions_zh.jsonl", "dev"),
+                "neurips24-zh-test": (DATA / "neurips2024_questions_zh.jsonl", "test")}
 SETS = ("shared-dev", *NEURIPS_SETS, "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
@@ -102,7 +107,7 @@ def neurips(lib: Library, name: str) -> list[dict]:
         missing = [g for g in gold if g not in ids]
         if missing:
             raise SystemExit(f"{path.name}: {d['q']!r} names papers not in the store: {missing}")
-        items.append({"q": d["q"], "kind": d["kind"], "gold": list(gold), "answers": gold})
+        items.append({"q": d["q"], "kind": d["kind"], "gold": list(gold), "answers": {p: a for p, a in gold.items() if a}})
     return items
 
 
