@@ -22,6 +22,9 @@ def test_english_and_other_languages_are_left_as_they_are():
     ("什么是 AsyncThink？", ["AsyncThink"]),  # a method name is kept as written
     ("推理模型（reasoning models）的安全对齐", ["reasoning model", "models", "safety alignment"]),  # both parts
     ("用 GRPO 训练的视觉定位方法", ["GRPO", "training", "visual grounding"]),
+    ("判别器如何帮助流匹配模型？", ["discriminator", "help", "flow matching"]),  # the field's terms, not "mate or marry"
+    ("图神经网络 过平滑 理论分析", ["graph neural network", "oversmoothing"]),
+    ("有没有用扩散模型做图像去雨的工作", ["diffusion model", "image", "deraining"]),
 ])
 def test_a_chinese_question_becomes_english_terms(question, words):
     query = english_query(question)
@@ -33,6 +36,10 @@ def test_a_chinese_question_becomes_english_terms(question, words):
 def test_words_outside_the_glossary_come_from_cc_cedict():
     assert translate_chinese("猫") == ["cat"]  # a general word, in no ML glossary
     assert translate_chinese("什么") == []  # question words are dropped
+    # framing is dropped too, not read as "raise", "cannot" or "euphemistic"
+    assert english_query("哪篇论文提出了一种新的方法") == "new method"
+    assert english_query("能不能提高效果？") == "improve"
+    assert english_query("比传统方法好吗？") == "traditional method"
 
 
 def test_the_segmenter_knows_only_words_it_can_translate_and_translates_as_with_its_whole_list(monkeypatch):
@@ -67,6 +74,8 @@ def test_the_glossary_is_reviewed_data_with_a_clear_error_for_a_bad_line():
     ("视频生成如何遵守多个物理规律", "HiPhy"),
     ("不依赖外部教师模型恢复推理模型安全性的方法", "ThinkSafe"),
     ("在数据库环境中训练智能体修复 SQL", "BIRD-RL"),
+    ("判别器如何帮助流匹配模型？", "DRL"),
+    ("怎么通过屏蔽权重来微调模型？", "BMT"),
 ])
 def test_chinese_questions_find_their_paper_without_an_llm(library, question, label):
     answer = asyncio.run(answer_question(library, question))
