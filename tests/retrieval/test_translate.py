@@ -25,6 +25,7 @@ def test_english_and_other_languages_are_left_as_they_are():
     ("判别器如何帮助流匹配模型？", ["discriminator", "help", "flow matching"]),  # the field's terms, not "mate or marry"
     ("图神经网络 过平滑 理论分析", ["graph neural network", "oversmoothing"]),
     ("有没有用扩散模型做图像去雨的工作", ["diffusion model", "image", "deraining"]),
+    ("用平均梯度外积解释深度神经坍缩", ["outer product", "deep", "neural collapse"]),  # not "depth nerve collapse"
 ])
 def test_a_chinese_question_becomes_english_terms(question, words):
     query = english_query(question)
