@@ -134,8 +134,11 @@ class RetrievalSettings:
     # an LLM, papers reaching llm_min_confidence are passed to it. Calibrated by benchmarks/calibrate_answers.py.
     # A paper with no abstract yet is judged by its chunks instead (min_dense, min_lexical). Where the question-level
     # model checks a question, it decides: the most probable paper, from min_checked, is cited when the question
-    # reaches min_answered, and nothing is cited otherwise.
+    # reaches min_answered, and nothing is cited otherwise. A Chinese question searched as its word-by-word
+    # translation is not checked so; its papers are cited from min_confidence_translated (the translation's stray
+    # words lower every paper's evidence), calibrated on readers' Chinese questions (docs/benchmarks.md).
     min_confidence: float = 0.2
+    min_confidence_translated: float = 0.12
     llm_min_confidence: float = 0.15
     min_answered: float = 0.33
     min_checked: float = 0.05
@@ -310,6 +313,8 @@ class Settings:
             min_dense=e.float("RETRIEVAL_MIN_DENSE", RetrievalSettings.min_dense, lo=-1.0, hi=1.0),
             min_lexical=e.float("RETRIEVAL_MIN_LEXICAL", RetrievalSettings.min_lexical, lo=0.0, hi=1.0),
             min_confidence=e.float("RETRIEVAL_MIN_CONFIDENCE", RetrievalSettings.min_confidence, lo=0.0, hi=1.0),
+            min_confidence_translated=e.float("RETRIEVAL_MIN_CONFIDENCE_TRANSLATED",
+                                              RetrievalSettings.min_confidence_translated, lo=0.0, hi=1.0),
             llm_min_confidence=e.float("RETRIEVAL_LLM_MIN_CONFIDENCE", RetrievalSettings.llm_min_confidence,
                                        lo=0.0, hi=1.0),
             min_answered=e.float("RETRIEVAL_MIN_ANSWERED", RetrievalSettings.min_answered, lo=0.0, hi=1.0),

@@ -133,9 +133,9 @@ class Library:
 
         A Chinese query is searched in English (retrieval/translate.py), here for every front end; the
         result's `query` is what was searched. The question-level check reads a question's own words, as
-        typed in English: a translation word by word is not checked."""
+        typed in English: a translation word by word is not checked, and has its own per-paper bar."""
         english = english_query(query)
-        return self.retriever.search(english, k, filters, within=within, reach=reach, question_check=english == query)
+        return self.retriever.search(english, k, filters, within=within, reach=reach, translated=english != query)
 
     def similar(self, paper_id: str, k: int = 10, reach: Reach = Reach.ALL) -> list[Similar] | None:
         """The papers nearest to a stored paper, with shared key terms; None when no paper has that id."""

@@ -253,11 +253,12 @@ class Retriever:
 
     def search(self, query: str, k: int | None = None, filters: Filters | None = None,
                within: Sequence[str] | None = None, reach: Reach = Reach.ALL,
-               question_check: bool = True) -> SearchResult:
+               translated: bool = False) -> SearchResult:
         """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
         like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar;
-        `reach` (the server libraries the question may see) restricts them the same way. `question_check`
-        False skips the question-level check (a query that is not the asker's own words)."""
+        `reach` (the server libraries the question may see) restricts them the same way. `translated`: the query
+        is a word-by-word translation, not the asker's own words: no question-level check, and papers are cited
+        from RETRIEVAL_MIN_CONFIDENCE_TRANSLATED."""
         shown, query = search_text(query), search_text(query, mark=False)  # what was searched, as shown; as embedded
         k = k or self.settings.top_k
         filters = filters or None
@@ -284,12 +285,13 @@ class Retriever:
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
         ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
-        hits = self._with_quotes(view, ranked, query, qvec)
+        bar = self.settings.min_confidence_translated if translated else self.settings.min_confidence
+        hits = self._with_quotes(view, ranked, query, qvec, bar)
         question = chance = None
         # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing. Where it
         # checks, the question-level model decides: the most probable paper is cited when the question is answered
         # (even short of the per-paper bar), and nothing when it is not.
-        if question_check and within is None and self.settings.min_answered > 0:
+        if not translated and within is None and self.settings.min_answered > 0:
             first = max((i for i, h in enumerate(hits) if h.evidence is not None and h.confidence is not None
                          and h.confidence >= self.settings.min_checked),
                         key=lambda i: hits[i].confidence or 0.0, default=None)
@@ -386,8 +388,10 @@ class Retriever:
         return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
                                 quantity=quantity, how=how) for pid in paper_ids]
 
-    def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray) -> list[Hit]:
-        """Each paper with the sentences that best answer the query, and whether it answers (retrieval/decision.py)."""
+    def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray,
+                     min_confidence: float) -> list[Hit]:
+        """Each paper with the sentences that best answer the query, and whether it answers (retrieval/decision.py):
+        from `min_confidence`, or a share of the best paper's probability once one reaches it."""
         scored = self._scored(view, [r.paper_id for r in ranked], query, qvec)
         best = [best_answer(s) for s in scored]
         found = evidence([r.score for r in ranked], best, [r.lexical for r in ranked], [r.missing for r in ranked],
@@ -397,8 +401,7 @@ class Retriever:
                          [r.complement for r in ranked])
         probs = [None if e is None else confidence(e) for e in found]
         top = max((p for p in probs if p is not None), default=0.0)
-        bar = self.settings.min_confidence if top < self.settings.min_confidence else min(
-            self.settings.min_confidence, RELATIVE * top)
+        bar = min_confidence if top < min_confidence else min(min_confidence, RELATIVE * top)
         hits = []
         for r, sentences, a, e, p in zip(ranked, scored, best, found, probs):
             relevant = self.is_relevant(r) if p is None else p >= bar

@@ -181,6 +181,7 @@ INVALID = {
     "RETRIEVAL_MIN_DENSE": ("2", "between -1.0 and 1.0"),
     "RETRIEVAL_MIN_LEXICAL": ("nan", "must be a number"),
     "RETRIEVAL_MIN_CONFIDENCE": ("1.5", "between 0.0 and 1.0"),
+    "RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": ("-1", "between 0.0 and 1.0"),
     "RETRIEVAL_LLM_MIN_CONFIDENCE": ("-0.1", "between 0.0 and 1.0"),
     "RETRIEVAL_MIN_ANSWERED": ("2", "between 0.0 and 1.0"),
     "RETRIEVAL_MIN_CHECKED": ("-0.1", "between 0.0 and 1.0"),

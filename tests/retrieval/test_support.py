@@ -129,6 +129,25 @@ def test_the_question_check_decides_the_abstention_and_the_closest_papers_stay(t
     assert results["below the floor"].question is None and not results["below the floor"].abstained
 
 
+def test_a_word_by_word_translation_has_its_own_bar_and_no_question_check(tmp_path, embedder, corpus_dir,
+                                                                           bundled_store):
+    chinese, english = "怎么通过屏蔽权重来微调模型？", "how do people fine-tune by masking weights?"
+    results = {}
+    for name, env in {"default": {}, "strict": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "1"},
+                      "loose": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "0.001", "RETRIEVAL_MIN_CONFIDENCE": "1"}}.items():
+        home = tmp_path / name
+        seed_store(bundled_store, home)
+        with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), **env), embedder=embedder) as lib:
+            lib.ingest()
+            results[name] = (lib.search(chinese), lib.search(english))
+    (zh, en), (strict_zh, strict_en), (loose_zh, loose_en) = results.values()
+    assert zh.question is None and zh.answered is None, "a translation is not the asker's words: not checked"
+    assert not zh.abstained and zh.hits[0].paper.label == "BMT" and en.question is not None
+    # the translated bar decides the Chinese question alone; the English one keeps its own decision
+    assert strict_zh.abstained and not strict_en.abstained
+    assert not loose_zh.abstained and [h.paper.label for h in loose_en.hits if h.relevant] == ["BMT"]
+
+
 def test_a_follow_up_about_cited_papers_skips_the_question_check(library):
     bmt = _bmt(library)
     scoped = library.search("how big is it?", within=[bmt.paper_id])
