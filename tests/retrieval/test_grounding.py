@@ -657,6 +657,12 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     # a number written against Chinese characters is read
     (BLEU, "SignCL使Sign Language Transformer和GFSLT-VLP的BLEU分数分别提升了29%和46%[1]。", "the number 29%"),
     (BLEU, "SignCL使Sign Language Transformer和GFSLT-VLP的BLEU分数分别提升了39%和46%[1]。", None),
+    # a respectively-list's numbers go with its names and with the setting the clause names beside it
+    (BLEU, "SignCL improves the Sign Language Transformer by 39% on CSL-Daily [1].", None),
+    (BLEU, "在CSL-Daily上，SignCL分别提升了39%和46%[1]。", None),
+    (BLEU, "On CSL-Daily, SignCL improves GFSLT-VLP by 39% [1].", "gives gfslt-vlp another number"),
+    (BLEU, "SignCL improves GFSLT-VLP by 46% on CSL-Daily [1].", None),
+    (BLEU, "SignCL improves BLEU by 39% on CSL-Daily [1].", None),  # a metric no number is bound to in the passage
     # how fast something grows, and a hyphenated modifier moved onto what the passage gives another of its kind
     (SAMPLES, "It returns a point in the expected core from a logarithmic number of samples [1].",
      "polynomial, not logarithmic"),
