@@ -20,7 +20,9 @@ question comes to it with one word left out; and whether the question says the p
 a near miss (the paper shares the topic but not what is asked) from a paraphrase, which the per-paper model,
 fitted to rank papers within a question, weighs little. That
 paper (from RETRIEVAL_MIN_CHECKED) is cited when the question reaches RETRIEVAL_MIN_ANSWERED, even short of the
-per-paper bar, and no paper is cited below it; follow-ups about papers already cited keep the per-paper decision.
+per-paper bar, and no paper is cited below it; follow-ups about papers already cited keep the per-paper decision, and
+so do Chinese questions searched as their word-by-word translation, at a bar of their own
+(RETRIEVAL_MIN_CONFIDENCE_TRANSLATED, retrieval/search.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,10 @@ RETRIEVAL_MIN_CONFIDENCE. A new question is then decided by the question-level
 check (`answered`, reading the question word by word: retrieval/support.py): its
 most probable paper (from RETRIEVAL_MIN_CHECKED) is cited when the question
 reaches RETRIEVAL_MIN_ANSWERED, and no paper is cited when it does not; follow-ups
-about cited papers keep the per-paper decision. When no candidate is relevant
+about cited papers keep the per-paper decision, and so does a Chinese question
+searched as its word-by-word translation, from RETRIEVAL_MIN_CONFIDENCE_TRANSLATED
+(not the asker's own words: its stray words lower every paper's probability and
+say nothing to a word-by-word check). When no candidate is relevant
 the result abstains but still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
 searched (paperbot.text.search_text).
