@@ -13,7 +13,8 @@ Sets, each over its own corpus, in a store built once under --workdir:
   a reader of the abstracts writing as a Chinese-speaking lab member would (a question, how, keywords, Chinese with
   English terms, a finding; and questions no paper answers), a paper each and no answering sentences, split
   dev/test by the order they were written in; `neurips24-zh2-dev` / `-zh2-test`: a second round by another
-  reader the same way, over other papers (neurips2024_questions_zh2.jsonl);
+  reader the same way, over other papers (neurips2024_questions_zh2.jsonl); `neurips24-zh3-test`: a third, all
+  test, written after the changes it measures (neurips2024_questions_zh3.jsonl);
 * `own-dev` / `own-test`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures;
   no answering sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the
   code, halved per kind by a fixed shuffle.
@@ -76,7 +77,8 @@ NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-zh-dev": (DATA / "neurips2024_questions_zh.jsonl", "dev"),
                 "neurips24-zh-test": (DATA / "neurips2024_questions_zh.jsonl", "test"),
                 "neurips24-zh2-dev": (DATA / "neurips2024_questions_zh2.jsonl", "dev"),
-                "neurips24-zh2-test": (DATA / "neurips2024_questions_zh2.jsonl", "test")}
+                "neurips24-zh2-test": (DATA / "neurips2024_questions_zh2.jsonl", "test"),
+                "neurips24-zh3-test": (DATA / "neurips2024_questions_zh3.jsonl", "test")}
 SETS = ("shared-dev", *NEURIPS_SETS, "own-dev", "own-test")
 NEGATIVE_KINDS = ("none", "near_miss", "everyday")
 
