@@ -133,8 +133,9 @@ def test_a_word_by_word_translation_has_its_own_bar_and_no_question_check(tmp_pa
                                                                            bundled_store):
     chinese, english = "怎么通过屏蔽权重来微调模型？", "how do people fine-tune by masking weights?"
     results = {}
-    for name, env in {"default": {}, "strict": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "1"},
-                      "loose": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "0.001", "RETRIEVAL_MIN_CONFIDENCE": "1"}}.items():
+    settings = {"default": {}, "strict": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "1"},
+                "loose": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "0.001", "RETRIEVAL_MIN_CONFIDENCE": "1"}}
+    for name, env in settings.items():
         home = tmp_path / name
         seed_store(bundled_store, home)
         with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), **env), embedder=embedder) as lib:
