@@ -40,6 +40,7 @@ from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
 from paperbot.text import asks_how, asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
+from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
 from retrieval.support import PaperTokens, leave_out, named, question_words, support, unnamed
@@ -216,6 +217,10 @@ class Retriever:
         weights = {t: view.keyword.idf(t) for t in set(content_tokens(query))}
         tokens = list(weights)
         present = view.term_presence(tokens)  # (terms, papers): which of the query's terms each paper holds
+        said = said_by(query)  # a general term ("LLMs") is held by the papers naming one ("Llama 3")
+        for row, token in enumerate(tokens):
+            for way in said.get(token, ()):
+                present[row] |= view.term_presence(sorted(way)).all(axis=0)
         term_share = np.array([weights[t] for t in tokens], dtype=np.float32) / (sum(weights.values()) or 1.0)
         lacking = np.where(present, 0.0, term_share[:, None]).astype(np.float32)  # each term's share, where absent
         coverage = term_share @ present if tokens else np.zeros(n_papers, dtype=np.float32)
@@ -388,8 +393,9 @@ class Retriever:
         cached = self._sentences(view, paper_ids)
         terms = question_terms(view.keyword, query)
         quantity, how = asks_quantity(query), asks_how(query)
+        said = said_by(query)
         return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
-                                quantity=quantity, how=how) for pid in paper_ids]
+                                quantity=quantity, how=how, said=said) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray,
                      min_confidence: float) -> list[Hit]:

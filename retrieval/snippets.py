@@ -18,12 +18,13 @@ signals retrieval/decision.py weighs to decide whether the paper answers at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from paperbot.text import claims_for_paper, states_method, states_number, states_result
+from retrieval.instances import holding
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Quote
 
@@ -97,7 +98,8 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 
 
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
-                    title: str = "", quantity: bool = False, how: bool = False) -> list[ScoredSentence]:
+                    title: str = "", quantity: bool = False, how: bool = False,
+                    said: Mapping[str, tuple[frozenset[str], ...]] | None = None) -> list[ScoredSentence]:
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
@@ -107,12 +109,15 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     `quantity`: the question asks for a number ("how much faster …?"), which a sentence stating one may give.
     `how`: the question asks how something is done, which the sentence stating the method answers, more than
     the one reporting results or setting the scene.
+    `said`: the question's general terms and the names that say them (retrieval/instances.py): a sentence naming
+    "Llama 3" holds "LLM".
     """
     if not quotes:
         return []
     cosines = vectors.astype(np.float32) @ qvec.astype(np.float32)
-    in_title = {t for t in tokenize(title)} if title else set()
-    tokens = [set(tokenize(q.text)) for q in quotes]
+    said = said or {}
+    in_title = holding(set(tokenize(title)), said) if title else set()
+    tokens = [holding(set(tokenize(q.text)), said) for q in quotes]
     n = len(quotes)
     rarity = {t: w * (1 - sum(t in ts for ts in tokens) / n) for t, w in terms.items()}
     rare_total = sum(v for t, v in rarity.items() if any(t in ts for ts in tokens)) or 1.0

@@ -22,6 +22,7 @@ import numpy as np
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper
 from paperbot.text import STOPWORDS, names, says_name, sentences, word_spans
+from retrieval.instances import says_by_name
 from retrieval.keyword import content_tokens
 
 CACHED_PAPERS = 64  # papers whose token vectors are kept (float16, about 230 KB each: 15 MB in all)
@@ -99,9 +100,10 @@ def support(words: QuestionWords, tokens: np.ndarray) -> float:
 
 
 def unnamed(words: QuestionWords, paper: Paper) -> float:
-    """1 when the paper never says one of the question's names (its title, keywords and abstract), else 0."""
+    """1 when the paper never says one of the question's names (its title, keywords and abstract), else 0; a
+    general term's name says the term ("Llama 3" says "LLMs": retrieval/instances.py)."""
     text = " ".join([paper.title, paper.label, " ".join(paper.keywords), paper.abstract])
-    return float(any(not says_name(name, text) for name in words.names))
+    return float(any(not says_name(name, text) and not says_by_name(name, text) for name in words.names))
 
 
 def paper_name(paper: Paper) -> str:
