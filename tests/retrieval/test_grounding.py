@@ -675,6 +675,30 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
      "Maintaining graph information cannot by itself preserve old-model information [1].", "not say it is not so"),
     ("Maintaining graph information alone cannot preserve old models; replay is needed.",
      "Maintaining graph information cannot on its own preserve old-model information [1].", None),
+    # a number written as a compound's first half is one the passage gives; a count of things still counts them
+    ("We propose a 4-bit quantization scheme for KV caches.", "It quantizes the KV cache to 4 bits [1].", None),
+    ("We propose a 4-bit quantization scheme for KV caches.", "It quantizes the KV cache to 3 bits [1].", "number 3"),
+    ("Sparse 4-view exocentric viewpoints are configured 360° around the scene.",
+     "It uses four exocentric views placed 360° around the scene [1].", None),
+    ("Sparse 4-view exocentric viewpoints are configured 360° around the scene.",
+     "It uses four exocentric views placed 180° around the scene [1].", "number 180"),
+    ("We present a variation of 2-dimensional SSMs with a new 2-dimensional parallel selective scan.",
+     "It introduces a new two-dimensional parallel selective scan [1].", None),
+    ("It generates multiple 3-dimensional lookup tables (3D LUTs) and a cascade using two 3D LUTs.",
+     "It builds a cascade using three 3D LUTs [1].", "counts 3d differently"),
+    ("Llama-2-7B is fine-tuned on the data.", "Llama-2-7B is fine-tuned with 2 epochs [1].", "number 2"),
+    # "all" inside a name or as emphasis claims no scope; "at all levels" does
+    ("We implement winner-take-all (WTA) competition in a spiking layer.",
+     "It implements winner-take-all (WTA) competition in a spiking layer [1].", None),
+    ("Our approach bypasses the need to determine the automorphism group.",
+     "The approach avoids having to determine the automorphism group at all [1].", None),
+    ("Filtering to English pairs disadvantages communities of lower socioeconomic status.",
+     "Filtering to English pairs disadvantages communities at all socioeconomic levels [1].", "nothing of the kind"),
+    # "超过 95%" is "over 95%", not a comparison
+    ("Using a simple metric, we can remove over 95% of hallucinations at generation time.",
+     "作者用一个简单指标，在生成阶段即可移除超过 95% 的幻觉 [1]。", None),
+    ("Using a simple metric, we can remove over 95% of hallucinations at generation time.",
+     "该方法超过了以往的方法 [1]。", "no such comparison"),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem

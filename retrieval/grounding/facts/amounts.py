@@ -16,7 +16,7 @@ NUMBER_WORDS = {w: i for i, w in enumerate("two three four five six seven eight 
 # Not part of a name ("Qwen2", "CSL-Daily2"), but a number written against Chinese ("提升了29%", "共有12层") is one.
 _NOT_AFTER = rf"(?<![^\W{HAN}])(?<![.\-])"
 _NUMBER = re.compile(_NOT_AFTER + r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s?(%|×|x|-?fold|points?|pp|[KMB])"
-                     rf"|(?=[\s,;:.)\]/*，。、）{HAN}]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(NUMBER_WORDS)
+                     rf"|(?=[\s,;:.)\]/*，。、）°{HAN}]|$))(?![A-Za-z0-9])|(?<![\w-])(" + "|".join(NUMBER_WORDS)
                      + r")\b", re.I)
 # "三种边缘设备" (three kinds of edge device): a count in Chinese numerals before a measure word, two to ninety-nine;
 # not "这两种" or "前两个" (these two, the first two), nor "A 和 B 两种" (A and B, the two of them), which count
@@ -112,10 +112,17 @@ def numbers(text: str, labels: bool = True) -> list[tuple[str, float, str | None
     return out
 
 
+# "4-bit", "2-dimensional", "8-layer": a number written as the first half of a compound (not "Llama-2-7B"; not
+# "3D", which "three 3D LUTs" does not count).
+_JOINED = re.compile(r"(?<![\w.\-])(\d+(?:\.\d+)?)-(?=[A-Za-z]{2})")
+
+
 def implied(text: str) -> set[tuple[float, None]]:
-    """Counts `text` gives without a number: "a dual-track evaluation" (two), a list "(1) … (2) … (3)" (three)."""
+    """Counts `text` gives without a number standing alone: "a dual-track evaluation" (two), a list "(1) … (2) …
+    (3)" (three), "4-bit weights" (four)."""
     return ({(2.0 if m.group(1) else 3.0, None) for m in _IMPLIED.finditer(text)}
-            | {(float(n), None) for n in _list_labels(text)[1]})
+            | {(float(n), None) for n in _list_labels(text)[1]}
+            | {(float(m.group(1)), None) for m in _JOINED.finditer(text)})
 
 
 # "most of the modules" against "a small subset of modules": a proportion, large or small, of the same thing.
@@ -207,7 +214,8 @@ def changed(text: str) -> set[tuple[float, str]]:
 
 # "4 phases (+3 subphases)": how many of what. A sentence's number goes with the word right after it; a passage's with
 # any of the three after it ("38 downstream evaluation tasks" counts tasks).
-_COUNTED = re.compile(r"(?<![\w.,\-])(\d+|" + "|".join(NUMBER_WORDS) + r")\s+((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)",
+# ("three 3D LUTs": the words counted may be written with a digit)
+_COUNTED = re.compile(r"(?<![\w.,\-])(\d+|" + "|".join(NUMBER_WORDS) + r")\s+((?:\d*[a-z][a-z-]*\s+){0,2}\d*[a-z][a-z-]*)",
                       re.I)
 
 

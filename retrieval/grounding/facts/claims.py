@@ -14,15 +14,16 @@ from retrieval.grounding.facts.words import SENTENCE_NEGATION, after_negation, c
 COMPARATIVE = re.compile(r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|superior|exceed\w*|"
                          r"(?:more|less) [\w-]+ than|(?:higher|lower|faster|slower|larger|smaller|stronger)"
                          r"(?:\s+[\w-]+){0,2}\s+than)\b"
-                         r"|超过|优于|胜过|超越|好于|更好|高于|强于|快于", re.I)
+                         r"|超过(?!\s*\d)|优于|胜过|超越|好于|更好|高于|强于|快于", re.I)  # "超过 95%" is "over 95%"
 SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\b|最先进|最好|最佳|领先", re.I)
 # Words that widen or narrow a claim's scope; a sentence may use one only where its passage says something of the same
 # kind (any word of either pattern): "across all types of agents" where the passage says "among agents trained in a
 # world model", "in only a minority of cases" where it says "in most cases". The question does not license them, and
 # after a negation they are emphasis ("without any fine-tuning", "not all"), read with the negation.
 SCOPES = (
-    ("all", re.compile(r"\b(?:all(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|"
-                       r"\d+)\b)|every|any|always|never|regardless|irrespective|universally|invariably|"
+    # not "winner-take-all", "all-atom" (a name's part) nor "… at all." (emphasis; "at all levels" is one)
+    ("all", re.compile(r"\b(?:(?<!-)all(?!-)(?!(?<=\bat all)\s*(?:[.,;:!?)\[]|$))(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|"
+                       r"eight|nine|ten|\d+)\b)|every|any|always|never|regardless|irrespective|universally|invariably|"
                        r"whatever)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
      re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|irrespective|universal\w*|whatever|"
                 r"invariabl\w*|entire|whole|guarantee\w*|provabl\w*|agnostic)\b", re.I)),
