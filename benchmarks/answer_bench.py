@@ -39,6 +39,7 @@ RETRIEVAL_* variables reach the stores' settings (RETRIEVAL_MIN_ANSWERED=0: with
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -55,11 +56,10 @@ from benchmarks.common import DATA, REPO, retrieval_env
 from benchmarks.shapes import PAPERS, flat_record
 from bot.runtime import open_library
 from paperbot.settings import Settings
-from retrieval.answer import extractive_answer
 from retrieval.decision import llm_candidates
 from retrieval.followup import Turn
 from retrieval.library import Library
-from retrieval.qa import search_follow_up
+from retrieval.qa import answer_question
 from retrieval.types import Answer
 
 SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
@@ -183,9 +183,9 @@ def quote_answers(quote: str, answers: list[str]) -> bool:
 
 
 def answer_for(lib: Library, item: dict) -> Answer:
+    """The answer a user gets without an LLM (`paperbot ask`, the bot): the very function they go through."""
     history = [Turn(t["question"], tuple(t.get("cited", ()))) for t in item.get("history", ())]
-    result = search_follow_up(lib, item["q"], history) if history else lib.search(item["q"])
-    return extractive_answer(result)
+    return asyncio.run(answer_question(lib, item["q"], history=history))
 
 
 def score(lib: Library, items: list[dict], set_name: str) -> list[dict]:

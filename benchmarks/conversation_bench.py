@@ -156,8 +156,8 @@ def table(rows: list[dict]) -> None:
 
 
 def zh_hits(settings: Settings, questions: list[dict], verbose: bool) -> None:
-    """hit@5 and answered for Chinese questions, searched as the bot searches them without an LLM."""
-    from retrieval.qa import search_follow_up
+    """hit@5 and answered for Chinese questions, answered as the bot answers them without an LLM."""
+    from retrieval.qa import answer_question
 
     try:  # the offline translation, where this version of paperbot has one
         from retrieval.translate import english_query
@@ -168,9 +168,9 @@ def zh_hits(settings: Settings, questions: list[dict], verbose: bool) -> None:
         lib.ensure_ingested(None)
         hit5 = answered = 0
         for q in questions:
-            result = search_follow_up(lib, q["question"], [])
-            top = [h.paper_id for h in result.hits[:5]]
-            cited = [h.paper_id for h in result.hits if h.relevant][:3] if not result.abstained else []
+            answer = asyncio.run(answer_question(lib, q["question"]))
+            top = [h.paper_id for h in answer.hits[:5]]
+            cited = [c.paper_id for c in answer.citations][:3] if not answer.abstained else []
             hit5 += q["paper"] in top
             answered += q["paper"] in cited
             if verbose and q["paper"] not in cited:

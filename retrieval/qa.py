@@ -153,8 +153,9 @@ async def _search_query(llm: ChatModel | None, question: str, followup: FollowUp
     endpoint's failure or None).
 
     A follow-up is condensed by the model when one is available; a question that does not
-    look English is rewritten into English; without a usable rewrite, Chinese is translated
-    offline (retrieval/translate.py); otherwise the deterministic reading stands.
+    look English is rewritten into English; without a usable rewrite, Chinese is searched as asked (the library
+    translates it offline, retrieval/translate.py, and the translation is what the user is shown as searched);
+    otherwise the deterministic reading stands.
     """
     query = followup.query
     search_query: str | None = None if followup.standalone else query
@@ -182,9 +183,8 @@ async def _search_query(llm: ChatModel | None, question: str, followup: FollowUp
     if condensed or rewritten:  # the model's query replaces the rules' (their papers stay in scope)
         return replace(followup, query=query, alone=""), search_query, condensed, notes, failed
     translated = await asyncio.to_thread(english_query, query) if has_chinese(query) else ""
-    if translated:
-        alone = await asyncio.to_thread(english_query, followup.alone) if followup.alone else ""
-        return replace(followup, query=translated, alone=alone), translated, condensed, notes, failed
+    if translated:  # searched as asked: the library translates it and cites from the translation's own bar
+        return followup, translated, condensed, notes, failed
     if rewrite_tried and failed is None:
         notes.append(messages.text("REWRITE_UNUSABLE", lang))
     return followup, search_query, condensed, notes, failed

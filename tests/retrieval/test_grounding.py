@@ -199,12 +199,14 @@ def test_a_bad_rewrite_is_not_searched_and_the_footer_says_so(library, endpoint,
     queries = record_searches(monkeypatch, library)
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("unused [1]"))
     answer = ask(library, endpoint, QUESTION_ZH)
-    # The offline translation stands in for the unusable rewrite, and the footer shows what was searched.
-    assert queries == [english_query(QUESTION_ZH)] and answer.search_query == queries[0]
-    assert "chain-of-thought" in queries[0] and not answer.notes
+    # The offline translation stands in for the unusable rewrite (the question is searched as asked and the library
+    # translates it), and the footer shows what was searched.
+    searched = english_query(QUESTION_ZH)
+    assert queries == [QUESTION_ZH] and answer.search_query == searched
+    assert "chain-of-thought" in searched and not answer.notes
     from bot.app import embeds
 
-    assert messages.text("FOOTER_SEARCHED", "zh", query=queries[0]) in embeds.footer_for(answer)
+    assert messages.text("FOOTER_SEARCHED", "zh", query=searched) in embeds.footer_for(answer)
 
 
 def test_a_bad_rewrite_of_a_question_without_chinese_is_searched_as_asked(library, endpoint, monkeypatch):

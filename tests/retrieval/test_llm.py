@@ -412,7 +412,8 @@ def test_unusable_rewrite_searches_the_offline_translation(library, endpoint, mo
     queries = record_searches(monkeypatch, library)
     endpoint.enqueue(Reply.answer(rewrite), Reply.answer("A grounded answer [1]."))
     answer = ask(library, endpoint, QUESTION_ZH)
-    assert queries == [english_query(QUESTION_ZH)] and answer.search_query == queries[0]
+    # searched as asked: the library translates it (and reads it as a translation); the translation is shown
+    assert queries == [QUESTION_ZH] and answer.search_query == english_query(QUESTION_ZH)
     assert len(endpoint.requests) >= 1 and endpoint.requests[0]["body"]["messages"][0]["content"] == prompts.REWRITE_SYSTEM
 
 
@@ -421,8 +422,8 @@ def test_without_llm_a_chinese_question_is_searched_in_english(library, monkeypa
 
     queries = record_searches(monkeypatch, library)
     answer = asyncio.run(answer_question(library, QUESTION_ZH))
-    assert queries == [english_query(QUESTION_ZH)] and answer.mode == "extractive"
-    assert answer.search_query == queries[0] and "chain-of-thought" in queries[0]
+    assert queries == [QUESTION_ZH] and answer.mode == "extractive"  # the library translates it
+    assert answer.search_query == english_query(QUESTION_ZH) and "chain-of-thought" in answer.search_query
     assert not answer.abstained and answer.citations  # the corpus has chain-of-thought papers
 
 

@@ -84,6 +84,18 @@ def test_chinese_questions_find_their_paper_without_an_llm(library, question, la
     assert answer.search_query == english_query(question) and answer.language == "zh"
 
 
+def test_a_chinese_question_is_answered_as_the_library_searches_it(library):
+    # the answer searches the question as asked, so the library reads it as a translation (its own bar, no question
+    # check): translated first, it was searched as English and "大模型谄媚" abstained, though the search cites the paper
+    question = "有没有关于大模型谄媚的论文？"
+    found = library.search(question)
+    answer = asyncio.run(answer_question(library, question))
+    assert not found.abstained and not answer.abstained
+    assert [c.paper_id for c in answer.citations] == [h.paper.paper_id for h in found.hits if h.relevant]
+    assert "sycophancy" in answer.citations[0].quote and answer.search_query == english_query(question)
+    assert library.search(english_query(question)).abstained  # the same words typed in English are checked
+
+
 def test_a_chinese_follow_up_to_an_english_conversation(library):
     first = asyncio.run(answer_question(library, "What is ThinkSafe?"))
     history = [Turn("What is ThinkSafe?", tuple(c.paper_id for c in first.citations),
