@@ -696,6 +696,16 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
      "The approach avoids having to determine the automorphism group at all [1].", None),
     ("Filtering to English pairs disadvantages communities of lower socioeconomic status.",
      "Filtering to English pairs disadvantages communities at all socioeconomic levels [1].", "nothing of the kind"),
+    # "exactly" claims what "approximately" does not; "exactly this" points at the question; 总能 is "always"
+    ("We propose a framework to approximately identify the global optimal prompt for each query sample.",
+     "It proposes a framework that exactly identifies the globally optimal prompt for each query sample [1].",
+     "nothing of the kind: entirely"),
+    ("We propose a framework to approximately identify the global optimal prompt for each query sample.",
+     "Yes, this paper addresses exactly this question of prompt selection [1].", None),
+    ("Neuc-MDS optimizes the choice of eigenvalues of the dissimilarity Gram matrix to reduce STRESS.",
+     "该方法总能把 STRESS 降到全局最小值[1]。", "nothing of the kind: all"),
+    ("Neuc-MDS optimizes the choice of eigenvalues of the dissimilarity Gram matrix to reduce STRESS.",
+     "该方法通过选择特征值来降低 STRESS[1]。", None),
     # "超过 95%" is "over 95%", not a comparison
     ("Using a simple metric, we can remove over 95% of hallucinations at generation time.",
      "作者用一个简单指标，在生成阶段即可移除超过 95% 的幻觉 [1]。", None),

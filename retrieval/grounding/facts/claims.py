@@ -24,7 +24,7 @@ SCOPES = (
     # not "winner-take-all", "all-atom" (a name's part) nor "… at all." (emphasis; "at all levels" is one)
     ("all", re.compile(r"\b(?:(?<!-)all(?!-)(?!(?<=\bat all)\s*(?:[.,;:!?)\[]|$))(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|"
                        r"eight|nine|ten|\d+)\b)|every|any|always|never|regardless|irrespective|universally|invariably|"
-                       r"whatever)\b|所有|一切|总是|始终|无论|从不|任何", re.I),
+                       r"whatever)\b|所有|一切|总是|总能|始终|永远|无论|从不|任何", re.I),
      re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|irrespective|universal\w*|whatever|"
                 r"invariabl\w*|entire|whole|guarantee\w*|provabl\w*|agnostic)\b", re.I)),
     ("guarantee", re.compile(r"\b(?:guarantee[sd]?|provabl[ey]|certifiabl[ey])\b|保证|确保", re.I),
@@ -32,8 +32,11 @@ SCOPES = (
                 r"assur\w*)\b", re.I)),
     ("only", re.compile(r"\b(?:the only|solely|exclusively|merely|only (?:for|when|if|in|on|under|with))\b|唯一", re.I),
      re.compile(r"(?<!not )\b(?:only|sole|solely|exclusive\w*|merely|alone|unique\w*)\b", re.I)),
+    # "exactly identifies" where the passage says "approximately identify"; not "addresses exactly this (question)"
     ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
-                            r"consistently)\b|完全|彻底", re.I),
+                            r"consistently|exact(?:ly)?(?!\s+(?:this|that|these|those|such|what|how|which|where|when|why|"
+                            r"the\s+(?:question|problem|setting|idea|topic|kind|case|task)))|"
+                            r"精确)\b|完全|彻底", re.I),
      re.compile(r"\b(?:full\w*|complete\w*|entire\w*|perfect\w*|total\w*|whole\w*|exact\w*|indistinguishable|"
                 r"reliabl\w*|consistent\w*|always)\b", re.I)),
     ("strength", re.compile(r"\b(?:excellent\w*|dramatic(?:al)?(?:ly)?|vastly|substantial(?:ly)?|"
