@@ -706,6 +706,15 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
      "该方法总能把 STRESS 降到全局最小值[1]。", "nothing of the kind: all"),
     ("Neuc-MDS optimizes the choice of eigenvalues of the dissimilarity Gram matrix to reduce STRESS.",
      "该方法通过选择特征值来降低 STRESS[1]。", None),
+    # "not only … but also" restricts nothing, so it licenses no "modestly"; "only limited" is a small claim too
+    ("Q2VMC significantly enhances the efficiency and accuracy of solving the Schrödinger equation. This study not "
+     "only advances the field but also offers a scalable framework.",
+     "Q2VMC modestly improves the efficiency of solving the Schrödinger equation [1].", "nothing of the kind: little"),
+    ("After training with reward information, the preserved topology supports successful path integration.",
+     "After training with reward information, the preserved topology offers only limited support for path "
+     "integration [1].", "nothing of the kind: little"),
+    ("Labelled data is limited in this setting, so we pretrain on unlabelled images.",
+     "Because labelled data is limited, it pretrains on unlabelled images [1].", None),
     # "超过 95%" is "over 95%", not a comparison
     ("Using a simple metric, we can remove over 95% of hallucinations at generation time.",
      "作者用一个简单指标，在生成阶段即可移除超过 95% 的幻觉 [1]。", None),

@@ -46,11 +46,11 @@ SCOPES = (
      re.compile(r"\b(?:significant\w*|substantial\w*|dramatic\w*|vast\w*|great\w*|drastic\w*|massive\w*|large\w*|"
                 r"considerabl\w*|remarkabl\w*|excellent|strong\w*|notabl\w*|marked\w*|huge|superior|impressive|"
                 r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
-    ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|narrow|rarely|seldom|marginal(?:ly)?|"
+    ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|limited|narrow|rarely|seldom|marginal(?:ly)?|"
                           r"modest(?:ly)?|small (?:set|number|subset|fraction|part|share)|a (?:small )?portion of|"
                           r"partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有", re.I),
      re.compile(r"\b(?:few|minority|handful|single|one|slight\w*|little|narrow\w*|rare\w*|seldom|marginal\w*|modest\w*|"
-                r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|only)\b", re.I)),
+                r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|(?<!not )only)\b", re.I)),  # not "not only"
 )
 PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
