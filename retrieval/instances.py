@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from paperbot.text import says_name
 from retrieval.keyword import content_tokens, tokenize
 
 
@@ -87,6 +88,6 @@ def holding(held: set[str], said: Mapping[str, tuple[frozenset[str], ...]]) -> s
 def says_by_name(name: str, text: str, terms: tuple[Term, ...] | None = None) -> bool:
     """Whether `text` says the question's name `name` ("LLMs") by one of the names of the term it writes."""
     for term in _shipped() if terms is None else terms:
-        if term.said_in(name) and any(_form_pattern(n).search(text) for n in term.names):
+        if term.said_in(name) and any(says_name(n, text) for n in term.names):
             return True
     return False

@@ -215,8 +215,8 @@ def changed(text: str) -> set[tuple[float, str]]:
 # "4 phases (+3 subphases)": how many of what. A sentence's number goes with the word right after it; a passage's with
 # any of the three after it ("38 downstream evaluation tasks" counts tasks).
 # ("three 3D LUTs": the words counted may be written with a digit)
-_COUNTED = re.compile(r"(?<![\w.,\-])(\d+|" + "|".join(NUMBER_WORDS) + r")\s+((?:\d*[a-z][a-z-]*\s+){0,2}\d*[a-z][a-z-]*)",
-                      re.I)
+_COUNTED = re.compile(r"(?<![\w.,\-])(\d+|" + "|".join(NUMBER_WORDS)
+                      + r")\s+((?:\d*[a-z][a-z-]*\s+){0,2}\d*[a-z][a-z-]*)", re.I)
 
 
 def counted(text: str, reach: int) -> list[tuple[float, str]]:

@@ -22,9 +22,10 @@ SUPERLATIVE = re.compile(r"\b(?:state[- ]of[- ]the[- ]art|sota|best-performing)\
 # after a negation they are emphasis ("without any fine-tuning", "not all"), read with the negation.
 SCOPES = (
     # not "winner-take-all", "all-atom" (a name's part) nor "… at all." (emphasis; "at all levels" is one)
-    ("all", re.compile(r"\b(?:(?<!-)all(?!-)(?!(?<=\bat all)\s*(?:[.,;:!?)\[]|$))(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|"
-                       r"eight|nine|ten|\d+)\b)|every|any|always|never|regardless|irrespective|universally|invariably|"
-                       r"whatever)\b|所有|一切|总是|总能|始终|永远|无论|从不|任何", re.I),
+    ("all", re.compile(r"\b(?:(?<!-)all(?!-)(?!(?<=\bat all)\s*(?:[.,;:!?)\[]|$))"
+                       r"(?!\s+(?:of\s+)?(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b)|"
+                       r"every|any|always|never|regardless|irrespective|universally|invariably|whatever)\b"
+                       r"|所有|一切|总是|总能|始终|永远|无论|从不|任何", re.I),
      re.compile(r"\b(?:all|every|each|any|always|never|arbitrar\w*|regardless|irrespective|universal\w*|whatever|"
                 r"invariabl\w*|entire|whole|guarantee\w*|provabl\w*|agnostic)\b", re.I)),
     ("guarantee", re.compile(r"\b(?:guarantee[sd]?|provabl[ey]|certifiabl[ey])\b|保证|确保", re.I),
@@ -34,9 +35,9 @@ SCOPES = (
      re.compile(r"(?<!not )\b(?:only|sole|solely|exclusive\w*|merely|alone|unique\w*)\b", re.I)),
     # "exactly identifies" where the passage says "approximately identify"; not "addresses exactly this (question)"
     ("entirely", re.compile(r"\b(?:fully|completely|entirely|perfectly|totally|wholly|indistinguishable|reliably|"
-                            r"consistently|exact(?:ly)?(?!\s+(?:this|that|these|those|such|what|how|which|where|when|why|"
-                            r"the\s+(?:question|problem|setting|idea|topic|kind|case|task)))|"
-                            r"精确)\b|完全|彻底", re.I),
+                            r"consistently|exact(?:ly)?(?!\s+(?:this|that|these|those|such|what|how|which|where|"
+                            r"when|why|the\s+(?:question|problem|setting|idea|topic|kind|case|task))))\b|完全|彻底",
+                            re.I),
      re.compile(r"\b(?:full\w*|complete\w*|entire\w*|perfect\w*|total\w*|whole\w*|exact\w*|indistinguishable|"
                 r"reliabl\w*|consistent\w*|always)\b", re.I)),
     ("strength", re.compile(r"\b(?:excellent\w*|dramatic(?:al)?(?:ly)?|vastly|substantial(?:ly)?|"
@@ -46,9 +47,9 @@ SCOPES = (
      re.compile(r"\b(?:significant\w*|substantial\w*|dramatic\w*|vast\w*|great\w*|drastic\w*|massive\w*|large\w*|"
                 r"considerabl\w*|remarkabl\w*|excellent|strong\w*|notabl\w*|marked\w*|huge|superior|impressive|"
                 r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
-    ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|limited|narrow|rarely|seldom|marginal(?:ly)?|"
-                          r"modest(?:ly)?|small (?:set|number|subset|fraction|part|share)|a (?:small )?portion of|"
-                          r"partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有", re.I),
+    ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|limited|narrow|rarely|seldom|"
+                          r"marginal(?:ly)?|modest(?:ly)?|small (?:set|number|subset|fraction|part|share)|"
+                          r"a (?:small )?portion of|partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有", re.I),
      re.compile(r"\b(?:few|minority|handful|single|one|slight\w*|little|narrow\w*|rare\w*|seldom|marginal\w*|modest\w*|"
                 r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|(?<!not )only)\b", re.I)),  # not "not only"
 )
