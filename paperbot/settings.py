@@ -135,10 +135,12 @@ class RetrievalSettings:
     # A paper with no abstract yet is judged by its chunks instead (min_dense, min_lexical). Where the question-level
     # model checks a question, it decides: the most probable paper, from min_checked, is cited when the question
     # reaches min_answered, and nothing is cited otherwise. A Chinese question searched as its word-by-word
-    # translation is not checked so; its papers are cited from min_confidence_translated (the translation's stray
-    # words lower every paper's evidence), calibrated on readers' Chinese questions (docs/benchmarks.md).
+    # translation is checked only to abstain (nothing is cited below min_answered_translated); its papers are cited
+    # from min_confidence_translated (the translation's stray words lower every paper's evidence). Both calibrated on
+    # readers' Chinese questions (docs/benchmarks.md).
     min_confidence: float = 0.2
     min_confidence_translated: float = 0.12
+    min_answered_translated: float = 0.02
     llm_min_confidence: float = 0.15
     min_answered: float = 0.33
     min_checked: float = 0.05
@@ -318,6 +320,8 @@ class Settings:
             llm_min_confidence=e.float("RETRIEVAL_LLM_MIN_CONFIDENCE", RetrievalSettings.llm_min_confidence,
                                        lo=0.0, hi=1.0),
             min_answered=e.float("RETRIEVAL_MIN_ANSWERED", RetrievalSettings.min_answered, lo=0.0, hi=1.0),
+            min_answered_translated=e.float("RETRIEVAL_MIN_ANSWERED_TRANSLATED",
+                                            RetrievalSettings.min_answered_translated, lo=0.0, hi=1.0),
             min_checked=e.float("RETRIEVAL_MIN_CHECKED", RetrievalSettings.min_checked, lo=0.0, hi=1.0),
         )
         sharded, shard_count, shard_ids = shard_plan(e.str("DISCORD_SHARDS"), e.str("DISCORD_SHARD_IDS"))

@@ -20,9 +20,10 @@ question comes to it with one word left out; and whether the question says the p
 a near miss (the paper shares the topic but not what is asked) from a paraphrase, which the per-paper model,
 fitted to rank papers within a question, weighs little. That
 paper (from RETRIEVAL_MIN_CHECKED) is cited when the question reaches RETRIEVAL_MIN_ANSWERED, even short of the
-per-paper bar, and no paper is cited below it; follow-ups about papers already cited keep the per-paper decision, and
-so do Chinese questions searched as their word-by-word translation, at a bar of their own
-(RETRIEVAL_MIN_CONFIDENCE_TRANSLATED, retrieval/search.py).
+per-paper bar, and no paper is cited below it; follow-ups about papers already cited keep the per-paper decision.
+Chinese questions searched as their word-by-word translation keep it too, at a bar of their own
+(RETRIEVAL_MIN_CONFIDENCE_TRANSLATED), and the question-level model only abstains for them, below a far lower bar
+(RETRIEVAL_MIN_ANSWERED_TRANSLATED, retrieval/search.py).
 """
 
 from __future__ import annotations

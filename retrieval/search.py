@@ -13,10 +13,11 @@ RETRIEVAL_MIN_CONFIDENCE. A new question is then decided by the question-level
 check (`answered`, reading the question word by word: retrieval/support.py): its
 most probable paper (from RETRIEVAL_MIN_CHECKED) is cited when the question
 reaches RETRIEVAL_MIN_ANSWERED, and no paper is cited when it does not; follow-ups
-about cited papers keep the per-paper decision, and so does a Chinese question
-searched as its word-by-word translation, from RETRIEVAL_MIN_CONFIDENCE_TRANSLATED
-(not the asker's own words: its stray words lower every paper's probability and
-say nothing to a word-by-word check). When no candidate is relevant
+about cited papers keep the per-paper decision. A Chinese question searched as its
+word-by-word translation (not the asker's own words: its stray words lower every
+paper's probability) cites its papers from RETRIEVAL_MIN_CONFIDENCE_TRANSLATED, and
+nothing when the question-level probability is below RETRIEVAL_MIN_ANSWERED_TRANSLATED
+(a far lower bar: the check only abstains for it). When no candidate is relevant
 the result abstains but still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
 searched (paperbot.text.search_text).
@@ -265,8 +266,9 @@ class Retriever:
         """Papers best first with their answering sentences; `within` (paper ids) restricts the candidates
         like a filter (a follow-up about papers cited earlier), so the others neither rank nor set the bar;
         `reach` (the server libraries the question may see) restricts them the same way. `translated`: the query
-        is a word-by-word translation, not the asker's own words: no question-level check, and papers are cited
-        from RETRIEVAL_MIN_CONFIDENCE_TRANSLATED."""
+        is a word-by-word translation, not the asker's own words: papers are cited from
+        RETRIEVAL_MIN_CONFIDENCE_TRANSLATED, and none when the question-level probability is below
+        RETRIEVAL_MIN_ANSWERED_TRANSLATED."""
         shown, query = search_text(query), search_text(query, mark=False)  # what was searched, as shown; as embedded
         k = k or self.settings.top_k
         filters = filters or None
@@ -298,18 +300,20 @@ class Retriever:
         question = chance = None
         # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing. Where it
         # checks, the question-level model decides: the most probable paper is cited when the question is answered
-        # (even short of the per-paper bar), and nothing when it is not.
-        if not translated and within is None and self.settings.min_answered > 0:
+        # (even short of the per-paper bar), and nothing when it is not. A translation is checked only to abstain:
+        # below its own bar nothing is cited, above it the per-paper bar decides.
+        floor = self.settings.min_answered_translated if translated else self.settings.min_answered
+        if within is None and floor > 0 and (not translated or any(h.relevant for h in hits)):
             first = max((i for i, h in enumerate(hits) if h.evidence is not None and h.confidence is not None
                          and h.confidence >= self.settings.min_checked),
                         key=lambda i: hits[i].confidence or 0.0, default=None)
             question = None if first is None else self._question_evidence(view, hits[first], query, qvec)
             if first is not None and question is not None:
                 chance = answered(question)
-                if chance >= self.settings.min_answered:
-                    hits[first] = replace(hits[first], relevant=True, plausible=True)
-                else:
+                if chance < floor:
                     hits = [replace(h, relevant=False) for h in hits]
+                elif not translated:
+                    hits[first] = replace(hits[first], relevant=True, plausible=True)
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,

@@ -184,6 +184,7 @@ INVALID = {
     "RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": ("-1", "between 0.0 and 1.0"),
     "RETRIEVAL_LLM_MIN_CONFIDENCE": ("-0.1", "between 0.0 and 1.0"),
     "RETRIEVAL_MIN_ANSWERED": ("2", "between 0.0 and 1.0"),
+    "RETRIEVAL_MIN_ANSWERED_TRANSLATED": ("-0.5", "between 0.0 and 1.0"),
     "RETRIEVAL_MIN_CHECKED": ("-0.1", "between 0.0 and 1.0"),
     "DISCORD_GUILD_ID": ("lab", "whole number"),
     "DISCORD_RATE_LIMIT": ("0", "between 1 and 10000"),

@@ -129,24 +129,34 @@ def test_the_question_check_decides_the_abstention_and_the_closest_papers_stay(t
     assert results["below the floor"].question is None and not results["below the floor"].abstained
 
 
-def test_a_word_by_word_translation_has_its_own_bar_and_no_question_check(tmp_path, embedder, corpus_dir,
-                                                                           bundled_store):
+def test_a_word_by_word_translation_has_its_own_bars_and_is_checked_only_to_abstain(tmp_path, embedder, corpus_dir,
+                                                                                     bundled_store):
     chinese, english = "怎么通过屏蔽权重来微调模型？", "how do people fine-tune by masking weights?"
+    off_topic = "扩散模型怎么加速采样？"  # "diffusion model speed up sampling": no bundled paper; a bandit paper ranks first
     results = {}
     settings = {"default": {}, "strict": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "1"},
-                "loose": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "0.001", "RETRIEVAL_MIN_CONFIDENCE": "1"}}
+                "loose": {"RETRIEVAL_MIN_CONFIDENCE_TRANSLATED": "0.001", "RETRIEVAL_MIN_CONFIDENCE": "1"},
+                "unchecked": {"RETRIEVAL_MIN_ANSWERED_TRANSLATED": "0"},
+                "strict check": {"RETRIEVAL_MIN_ANSWERED_TRANSLATED": "1"}}
     for name, env in settings.items():
         home = tmp_path / name
         seed_store(bundled_store, home)
         with Library(make_settings(home, PAPERBOT_CORPUS=str(corpus_dir), **env), embedder=embedder) as lib:
             lib.ingest()
-            results[name] = (lib.search(chinese), lib.search(english))
-    (zh, en), (strict_zh, strict_en), (loose_zh, loose_en) = results.values()
-    assert zh.question is None and zh.answered is None, "a translation is not the asker's words: not checked"
+            results[name] = (lib.search(chinese), lib.search(english), lib.search(off_topic))
+    (zh, en, off), (strict_zh, strict_en, _), (loose_zh, loose_en, _), (_, _, unchecked_off), (checked_zh, checked_en, _) \
+        = results.values()
     assert not zh.abstained and zh.hits[0].paper.label == "BMT" and en.question is not None
-    # the translated bar decides the Chinese question alone; the English one keeps its own decision
-    assert strict_zh.abstained and not strict_en.abstained
+    assert zh.answered is not None and zh.answered >= 0.02
+    # the translated bar decides which papers; the English question keeps its own decision
+    assert strict_zh.abstained and not strict_en.abstained, "a translation's answered question cites nothing below its bar"
     assert not loose_zh.abstained and [h.paper.label for h in loose_en.hits if h.relevant] == ["BMT"]
+    # the question-level check only abstains for a translation: a paper past the per-paper bar whose question
+    # the model reads as unanswered is not cited
+    assert not unchecked_off.abstained and unchecked_off.question is None
+    assert off.abstained and off.answered is not None and off.answered < 0.02
+    assert [h.paper_id for h in off.hits] == [h.paper_id for h in unchecked_off.hits], "ranking untouched"
+    assert checked_zh.abstained and not checked_en.abstained
 
 
 def test_a_follow_up_about_cited_papers_skips_the_question_check(library):
@@ -165,7 +175,10 @@ def test_the_answered_probability_falls_with_support_an_unsaid_name_and_a_word_p
     assert answered(replace(q, named=1.0)) > answered(q)
 
 
-def test_a_chinese_question_translated_word_by_word_is_not_checked(library):
+def test_a_chinese_question_translated_word_by_word_is_not_held_to_the_english_bar(library):
     chinese = library.search("通过把少量权重置零来微调大语言模型")
-    assert chinese.query != "通过把少量权重置零来微调大语言模型" and chinese.question is None
+    assert chinese.query != "通过把少量权重置零来微调大语言模型" and chinese.answered is not None
+    # its translation reads poorly word by word: below the English bar, above the translation's
+    bars = library.settings.retrieval
+    assert bars.min_answered_translated <= chinese.answered < bars.min_answered
     assert not chinese.abstained and chinese.hits[0].paper.label == "BMT"
