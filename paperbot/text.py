@@ -307,13 +307,19 @@ _GREETING = re.compile(
 _THANKS = re.compile(r"[\s,!.;-]*\b(?:(?:many |thanks? (?:you )?)?(?:thanks|thank you|thx|ty|cheers)(?: (?:so|very) much|"
                      r" in advance| a lot)?|please|pls|plz)\W*$", re.I)
 _TRAILING = re.compile(r"[\s?!.,;:~…。？！，、]+$")
+# A whole message that only checks the bot is there ("test", "ping", "are you there?"): no question in it.
+_PROBE = re.compile(r"(?:test(?:ing)?(?:[\s,.!]*(?:test(?:ing)?|\d{1,3}))*|ping|"
+                    r"(?:are )?(?:you|u|anyone|anybody)(?: still)? (?:there|around|alive|awake|online)|"
+                    r"(?:is )?(?:this|it|the bot)(?: thing)? (?:working|on|alive|online)|测试|在吗|在不在)"
+                    r"[\s?!.,;:~…。？！，、]*", re.I)
 
 
 def search_text(text: str, *, mark: bool = True) -> str:
     """What of a question is searched: `clean_question`, without Discord mentions and emoji, links, code
     fences, greetings, thanks and trailing punctuation but one question mark ("hey @everyone, how does DRL
     work?? thx" → "how does DRL work?"; with `mark` false, no question mark either: what retrieval embeds).
-    The question shown to the user stays as asked; text made only of noise is empty."""
+    The question shown to the user stays as asked; text made only of noise is empty, and so is a message that
+    only checks the bot is there ("test", "ping", "are you there?", "在吗")."""
     text = _MENTION.sub("\0", clean_question(text))
     text = _URL.sub("\0", text)
     text = _FENCE.sub("\0", text)
@@ -323,6 +329,8 @@ def search_text(text: str, *, mark: bool = True) -> str:
     for _ in range(2):  # "hi there, thanks!" has both
         text = _GREETING.sub("", text).strip()
         text = _THANKS.sub("", text).strip()
+    if _PROBE.fullmatch(text):
+        return ""
     end = _TRAILING.search(text)
     if end is None:
         return text.strip(" ,;:-")

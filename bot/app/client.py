@@ -48,7 +48,7 @@ from bot.display import without_llm_prefix
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import Paper, Reach
-from paperbot.text import clean_question
+from paperbot.text import clean_question, search_text
 from paperbot.userdata import Claim, UploadRecord, UserData, Watch
 from retrieval.filters import Choices, Filters, facets
 from retrieval.followup import Turn
@@ -624,8 +624,9 @@ class PaperBot(discord.Client):
             await reply(message, embeds.text_pages(bot_messages.text("RESTARTING", lang)))
             return
         question, use_llm = without_llm_prefix(question)
-        if not question:
-            # Without the message-content intent a plain thread message arrives empty: not a question to us.
+        if not search_text(question):
+            # Without the message-content intent a plain thread message arrives empty: not a question to us; nor
+            # is "thanks!" in the bot's thread. Mentioned or in a DM, only noise or "test" gets the hint.
             if self.addressed(message) != "conversation":
                 await reply(message, embeds.text_pages(messages.text("EMPTY_QUESTION",
                                                                      message_language(message.content))))

@@ -31,7 +31,7 @@ from bot.app.views import (
 from paperbot import messages
 from paperbot.language import message_language
 from paperbot.records import PRESENTATION_TYPES
-from paperbot.text import clean_question
+from paperbot.text import clean_question, search_text
 from retrieval.filters import Filters, no_match_notice
 
 QUESTION_MAX = 1000
@@ -86,7 +86,7 @@ async def _answer(interaction: discord.Interaction, question: str, *, private: b
     await interaction.response.defer(thinking=True, ephemeral=private)
     question = clean_question(question)
     lang = message_language(question, str(interaction.locale))
-    if not question:
+    if not search_text(question):  # nothing but chat noise, or only checking the bot is there ("test")
         await respond(interaction, embeds.text_pages(messages.text("EMPTY_QUESTION", lang)), ephemeral=private)
         return
     channel = interaction.channel
@@ -144,7 +144,7 @@ async def search(interaction: discord.Interaction, query: app_commands.Range[str
     bot = bot_of(interaction)
     await interaction.response.defer(thinking=True)
     query = clean_question(query)
-    if not query:
+    if not search_text(query):
         await respond(interaction, embeds.text_pages(messages.text("EMPTY_QUESTION", _locale(interaction))))
         return
     result = await bot.search(query, SEARCH_DEPTH, _filters(author, area, kind, track, keyword),

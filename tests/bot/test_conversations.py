@@ -110,6 +110,8 @@ async def test_a_thread_started_from_an_answer_is_a_conversation_even_after_a_re
     assert buttons(answer_of(which)) == ["More sources", "Save"]  # no thread inside a thread
     chatter = await h.thread_message(thread_id, "")  # without the content intent: an empty message, ignored
     assert chatter.calls == []
+    thanks = await h.thread_message(thread_id, "thanks! 🙏")  # chat, not a question: no reply, no search
+    assert thanks.calls == [] and "thanks" not in " ".join(library.searches)
     h = await h.restart(make_bot())
     try:
         vision = await h.thread_message(thread_id, "and for vision models?", mention=True)

@@ -83,6 +83,22 @@ async def test_questions_of_invisible_characters_are_empty(make_bot, stub_librar
     assert search.calls[-1].json["content"] == messages.EMPTY_QUESTION
 
 
+@pytest.mark.parametrize("question", ["test", "testing 1 2 3", "ping", "@everyone are you there?", "<:wave:123> hi!",
+                                      "is this working?", "在吗？"])
+async def test_a_message_only_checking_the_bot_is_there_gets_the_hint_not_a_paper(make_bot, stub_library, question):
+    async with Harness(make_bot()) as h:
+        ask = await h.slash("ask", question=question)
+        dm = await h.dm(question)
+        mention = await h.mention(question)
+        search = await h.slash("search", query=question)
+    assert stub_library.searches == []
+    hint = messages.ZH["EMPTY_QUESTION"] if question == "在吗？" else messages.EMPTY_QUESTION
+    assert ask.calls[-1].json["content"] == hint
+    assert dm.sends[-1].json["content"] == hint
+    assert mention.sends[-1].json["content"] == hint
+    assert search.calls[-1].json["content"] in (messages.EMPTY_QUESTION, messages.ZH["EMPTY_QUESTION"])
+
+
 @pytest.mark.parametrize("text, expected", [
     ("hello", "hello"),
     (f"mask{INVISIBLE}ing weights", "masking weights"),

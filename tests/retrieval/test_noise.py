@@ -34,6 +34,10 @@ NOISE = [
     ("compare [1] and [3]", "compare [1] and [3]"),
     ("email me@everyone.org about it", "email me@everyone.org about it"),
     ("思维链推理有哪些方法？谢谢", "思维链推理有哪些方法？谢谢"),
+    # a message only checking the bot is there holds no question; the same words inside one are kept
+    ("test", ""), ("Testing 1 2 3!", ""), ("ping", ""), ("hey bot, are you still there?", ""), ("在吗", ""),
+    ("test-time training", "test-time training"), ("testing the limits of LLMs", "testing the limits of LLMs"),
+    ("test set contamination?", "test set contamination?"), ("is this working for graphs?", "is this working for graphs?"),
 ])
 def test_search_text_table(text, expected):
     assert search_text(text) == expected
