@@ -720,6 +720,17 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
      "作者用一个简单指标，在生成阶段即可移除超过 95% 的幻觉 [1]。", None),
     ("Using a simple metric, we can remove over 95% of hallucinations at generation time.",
      "该方法超过了以往的方法 [1]。", "no such comparison"),
+    # a number naming one of a series, after its word: "Rank 2" where the passage says "Rank 1" ("two" is a count)
+    ("At the time of this paper's acceptance, Hamba holds the top position, Rank 1, in two competition leaderboards.",
+     "When the paper was accepted, Hamba held Rank 2 on two hand reconstruction leaderboards [1].", "Rank 1, not 2"),
+    ("At the time of this paper's acceptance, Hamba holds the top position, Rank 1, in two competition leaderboards.",
+     "Hamba held Rank 1 on two leaderboards when the paper was accepted [1].", None),
+    ("We evaluate on Llama 2 and Llama 3 models.", "It is evaluated on Llama 3 [1].", None),
+    ("Stage 1 pretrains the encoder and Stage 2 fine-tunes it on 3 tasks.", "In Stage 3, the encoder is fine-tuned "
+     "[1].", "not 3"),
+    ("Stage 1 pretrains the encoder and Stage 2 fine-tunes it on 3 tasks.", "In Stage 2, the encoder is fine-tuned "
+     "on 3 tasks [1].", None),
+    ("We fine-tune Llama 2 7B in 2 stages.", "In Stage 2, Llama 2 is fine-tuned [1].", None),
 ])
 def test_hard_facts_are_checked_exactly(passage, sentence, problem):
     from retrieval.grounding import Evidence, fact_problem

@@ -289,6 +289,17 @@ def compounds(text: str) -> set[tuple[str, str]]:
             and not after_negation(text, m.start())}
 
 
+# "Rank 1", "Stage 2", "Llama 3": a whole number that names which one of a series, after a capitalized word (not a
+# sentence's first, nor a function word: "In 2023").
+_LABELLED = re.compile(r"(?<=[\w,;:(] )([A-Z][a-z]+)\s(\d{1,3})\b(?![\w.,]\d|\s?(?:%|×|x\b|-?fold|points?|pp\b|[KMB]\b)|-)")
+
+
+def labelled(text: str) -> set[tuple[str, float]]:
+    """(the word, the number) of each number that names one of a series: "holds Rank 1" is ("rank", 1)."""
+    return {(m.group(1).lower(), float(m.group(2))) for m in _LABELLED.finditer(text)
+            if m.group(1).lower() not in STOPWORDS}
+
+
 def ordinals(text: str) -> set[tuple[str, str]]:
     """(first / second / … / last, the first word after it): "the first adaptive algorithm" is ("first", "adapt")."""
     return {(m.group(1).lower(), s) for m in _ORDINAL.finditer(text) for s in ordered_stems(m.group(2))[:1]}

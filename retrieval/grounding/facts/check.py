@@ -35,6 +35,7 @@ class Evidence:
     degrees: frozenset[tuple[bool, str]] = frozenset()  # "less suited": (True, "suit")
     counts: frozenset[tuple[str, str]] = frozenset()  # "zero oracle calls": ("none", "oracl")
     ordinals: frozenset[tuple[str, str]] = frozenset()  # "the first adaptive algorithm": ("first", "adapt")
+    labelled: frozenset[tuple[str, float]] = frozenset()  # "holds Rank 1": ("rank", 1.0)
     compounds: frozenset[tuple[str, str]] = frozenset()  # "two-player games": ("two", "player")
     narrowed: frozenset[str] = frozenset()  # what it speaks of in part: "a broad class of weighted graphs"
     universal: frozenset[str] = frozenset()  # what it speaks of as a whole: "all the edges"
@@ -79,6 +80,7 @@ class Evidence:
             bindings=frozenset(amounts.bindings(flat)), counted=frozenset(amounts.counted(flat, 3)),
             degrees=frozenset(relations.degrees(flat)),
             counts=frozenset(amounts.counts(flat)), ordinals=frozenset(amounts.ordinals(flat)),
+            labelled=frozenset(amounts.labelled(flat)),
             compounds=frozenset(amounts.compounds(flat)),
             narrowed=claims.narrowed(flat), universal=frozenset(claims.universal(flat)),
             proportions=frozenset(amounts.proportions(flat)),
@@ -226,6 +228,10 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         whole = claims.universal(bare)  # "every weighted graph" where the passage says "a class of weighted graphs"
         if whole & support.narrowed and not whole & support.universal:
             return "the passage says it of a class or a part of them, not all"
+    for word, value in amounts.labelled(bare):  # "held Rank 2" where the passage says "Rank 1"
+        said = {v for w, v in support.labelled if w == word}
+        if said and value not in said and not (asked and (word, value) in asked.labelled):
+            return f"the passage says {word.capitalize()} {sorted(said)[0]:g}, not {value:g}"
     for place, word in amounts.ordinals(bare):  # "the second … algorithm" where the passage says "the first"
         said = {p for p, w in support.ordinals if w == word}
         if said and place not in said:
