@@ -74,7 +74,8 @@ def _gloss(definitions: list[str]) -> str:
             continue
         if len(d.split()) <= 3:
             return d
-        best = best or " ".join(d.split()[:3])
+        # a long definition: its head before any apposition ("Beijing, capital of …" is Beijing), three words at most
+        best = best or " ".join(d.split(",")[0].split()[:3])
     return best
 
 

@@ -41,6 +41,8 @@ def test_words_outside_the_glossary_come_from_cc_cedict():
     assert english_query("哪篇论文提出了一种新的方法") == "new method"
     assert english_query("能不能提高效果？") == "improve"
     assert english_query("比传统方法好吗？") == "traditional method"
+    # a long definition gives its head, not the first words of an apposition ("Beijing, capital of …")
+    assert translate_chinese("北京") == ["Beijing"] and translate_chinese("秋毫无犯") == ["highly disciplined"]
 
 
 def test_the_segmenter_knows_only_words_it_can_translate_and_translates_as_with_its_whole_list(monkeypatch):
