@@ -726,6 +726,17 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     ("At the time of this paper's acceptance, Hamba holds the top position, Rank 1, in two competition leaderboards.",
      "Hamba held Rank 1 on two leaderboards when the paper was accepted [1].", None),
     ("We evaluate on Llama 2 and Llama 3 models.", "It is evaluated on Llama 3 [1].", None),
+    # a claim to have come first needs a passage claiming priority; a place in a sequence is not one
+    ("We propose MambaSCI, which leverages the Mamba and UNet architectures for efficient video SCI reconstruction.",
+     "MambaSCI is the first method to bring Mamba into video SCI [1].", "nothing of the kind: first"),
+    ("We propose MambaSCI, which leverages the Mamba and UNet architectures for efficient video SCI reconstruction.",
+     "In the first step, MambaSCI applies Mamba and UNet to video SCI [1].", None),
+    ("To the best of our knowledge, Uni-Med is the first effort to tackle multi-task interference at the connector.",
+     "Uni-Med is presented as the first model to tackle multi-task interference at the connector [1].", None),
+    ("Adding TD3 gradients effectively improves the online finetuning performance of ODT.",
+     "在 ODT 微调时加入 TD3 梯度只能带来轻微的性能改善 [1]。", "nothing of the kind: little"),
+    ("Adding TD3 gradients slightly improves the online finetuning performance of ODT.",
+     "在 ODT 微调时加入 TD3 梯度带来轻微的性能改善 [1]。", None),
     ("Stage 1 pretrains the encoder and Stage 2 fine-tunes it on 3 tasks.", "In Stage 3, the encoder is fine-tuned "
      "[1].", "not 3"),
     ("Stage 1 pretrains the encoder and Stage 2 fine-tunes it on 3 tasks.", "In Stage 2, the encoder is fine-tuned "

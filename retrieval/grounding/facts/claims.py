@@ -49,9 +49,16 @@ SCOPES = (
                 r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
     ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|limited|narrow|rarely|seldom|"
                           r"marginal(?:ly)?|modest(?:ly)?|small (?:set|number|subset|fraction|part|share)|"
-                          r"a (?:small )?portion of|partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有", re.I),
+                          r"a (?:small )?portion of|partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有|轻微|小幅",
+                          re.I),
      re.compile(r"\b(?:few|minority|handful|single|one|slight\w*|little|narrow\w*|rare\w*|seldom|marginal\w*|modest\w*|"
                 r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|(?<!not )only)\b", re.I)),  # not "not only"
+    # a claim to have come first ("the first method to bring Mamba into SCI"), where the passage claims no priority;
+    # not a place in a sequence ("the first step", "first, it …": amounts.ordinals reads those)
+    ("first", re.compile(r"\b(?:the first (?:\w+[\s-]+){0,2}?(?:to|method|approach|model|framework|work|effort|paper|"
+                         r"study|attempt|algorithm|dataset|benchmark|system|technique)s?\b(?!\s+(?:stage|step|phase))|"
+                         r"for the first time|pioneer(?:s|ed|ing)?)\b|首次|首个|率先|开创", re.I),
+     re.compile(r"\b(?:first\w*|pioneer\w*|to (?:the best of )?our knowledge)\b", re.I)),
 )
 PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
