@@ -229,9 +229,9 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
         if whole & support.narrowed and not whole & support.universal:
             return "the passage says it of a class or a part of them, not all"
     for word, value in amounts.labelled(bare):  # "held Rank 2" where the passage says "Rank 1"
-        said = {v for w, v in support.labelled if w == word}
-        if said and value not in said and not (asked and (word, value) in asked.labelled):
-            return f"the passage says {word.capitalize()} {sorted(said)[0]:g}, not {value:g}"
+        numbered = {v for w, v in support.labelled if w == word}
+        if numbered and value not in numbered and not (asked and (word, value) in asked.labelled):
+            return f"the passage says {word.capitalize()} {sorted(numbered)[0]:g}, not {value:g}"
     for place, word in amounts.ordinals(bare):  # "the second … algorithm" where the passage says "the first"
         said = {p for p, w in support.ordinals if w == word}
         if said and place not in said:
