@@ -69,23 +69,10 @@ async def test_no_orphan_preview_when_the_answer_beats_the_preview_request(make_
         assert_calls_ok(ex.calls)
 
 
-@pytest.mark.parametrize("question", [INVISIBLE, f"  {INVISIBLE} \n ", BIDI, "\u200b" * 50])
-async def test_questions_of_invisible_characters_are_empty(make_bot, stub_library, question):
-    async with Harness(make_bot()) as h:
-        ask = await h.slash("ask", question=question)
-        dm = await h.dm(question)
-        mention = await h.mention(question)
-        search = await h.slash("search", query=question)
-    assert stub_library.searches == []
-    assert ask.calls[-1].json["content"] == messages.EMPTY_QUESTION
-    assert dm.sends[-1].json["content"] == messages.EMPTY_QUESTION
-    assert mention.sends[-1].json["content"] == messages.EMPTY_QUESTION
-    assert search.calls[-1].json["content"] == messages.EMPTY_QUESTION
-
-
-@pytest.mark.parametrize("question", ["test", "testing 1 2 3", "ping", "@everyone are you there?", "<:wave:123> hi!",
-                                      "is this working?", "在吗？"])
-async def test_a_message_only_checking_the_bot_is_there_gets_the_hint_not_a_paper(make_bot, stub_library, question):
+# Invisible characters only, or a message only checking the bot is there: nothing to search, the hint instead.
+@pytest.mark.parametrize("question", [INVISIBLE, f"  {INVISIBLE} \n ", BIDI, "\u200b" * 50, "test", "testing 1 2 3",
+                                      "ping", "@everyone are you there?", "<:wave:123> hi!", "is this working?", "在吗？"])
+async def test_questions_with_nothing_to_search_get_the_hint_not_a_paper(make_bot, stub_library, question):
     async with Harness(make_bot()) as h:
         ask = await h.slash("ask", question=question)
         dm = await h.dm(question)
