@@ -12,6 +12,8 @@ import re
 
 ABSTAIN = "The corpus does not answer this question: no paper is close enough."
 ABSTAIN_CLOSEST = "Closest papers, for what they are worth:"
+TOO_GENERAL = ("The question is too general to answer from the corpus: every word of it is in many papers. Ask what "
+               "you want to know about it, for example: how do people fine-tune by masking weights?")
 EMPTY_QUESTION = "Please ask a question, for example: how do people fine-tune by masking weights?"
 EMPTY_STORE = "The store holds no papers yet: run `paperbot ingest` first."
 INTERNAL_ERROR = "Something went wrong on our side; the details are in the log. Please try again."
@@ -68,6 +70,7 @@ PLAN_SAVED = "your saved papers"
 ZH = {
     "ABSTAIN": "语料库无法回答这个问题：没有足够相关的论文。",
     "ABSTAIN_CLOSEST": "最接近的论文（仅供参考）：",
+    "TOO_GENERAL": "这个问题太笼统，无法从语料库中回答：其中每个词都出现在许多论文里。请说明想了解什么，例如：如何通过掩码权重进行微调？",
     "EMPTY_QUESTION": "请提一个问题，例如：如何通过掩码权重进行微调？",
     "EMPTY_STORE": "论文库还是空的：请先运行 `paperbot ingest`。",
     "INTERNAL_ERROR": "我们这边出了点问题，详情已记录在日志中。请稍后再试。",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from paperbot import messages
 from retrieval.decision import llm_candidates
-from retrieval.types import Answer, Citation, Hit, SearchResult
+from retrieval.types import TOO_GENERAL, Answer, Citation, Hit, SearchResult
 
 MAX_CITED_PAPERS = 3
 
@@ -22,9 +22,11 @@ def extractive_answer(result: SearchResult, language: str = "en") -> Answer:
     An abstention says so in `language`; it carries no fallback reason, since nothing fell back.
     """
     if result.abstained or not result.hits:
-        return Answer(question=result.query, text=result.notice or messages.text("ABSTAIN", language), abstained=True,
-                      citations=[], hits=result.hits, filters=result.filters, notice=result.notice,
-                      language=language)
+        # a question too general to pick a paper says so, without the closest papers (any paper is as close)
+        notice = messages.text("TOO_GENERAL", language) if result.reason == TOO_GENERAL else result.notice
+        return Answer(question=result.query, text=notice or messages.text("ABSTAIN", language), abstained=True,
+                      citations=[], hits=[] if result.reason == TOO_GENERAL else result.hits, filters=result.filters,
+                      notice=notice, language=language)
     citations = citations_for(result.hits)
     by_id = {h.paper_id: h for h in result.hits}
     lines = []

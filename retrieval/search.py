@@ -46,7 +46,7 @@ from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
 from retrieval.support import PaperTokens, leave_out, named, question_words, support, unnamed
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
-from retrieval.types import Hit, Quote, SearchResult
+from retrieval.types import TOO_GENERAL, Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
 
 __all__ = ["CorpusView", "RankedPaper", "Retriever"]
@@ -62,6 +62,9 @@ MAX_QUERY_CHARS = 2000
 # from the store costs about 30 ms per answer at 20,000 papers.
 SENTENCE_CACHE_PAPERS = 2000
 RELATIVE = 0.3  # once a paper is cited, others reaching this share of its probability are cited too (a near tie)
+# A new question whose every content word is in at least this share of the chunks ("model", "learning") names nothing
+# that picks one paper out: it is not answered (readers' questions hold a word in 6.1 % of the chunks at most).
+GENERAL_SHARE = 0.25
 
 
 @dataclass
@@ -298,6 +301,9 @@ class Retriever:
         bar = self.settings.min_confidence_translated if translated else self.settings.min_confidence
         hits = self._with_quotes(view, ranked, query, qvec, bar)
         question = chance = None
+        if within is None and not filters and self._too_general(view, query):
+            hits = [replace(h, relevant=False, plausible=False) for h in hits]
+            return SearchResult(query=shown, hits=hits, abstained=True, reason=TOO_GENERAL, filters=filters)
         # a follow-up's papers are known: no question check; nor where its bar (0) could change nothing. Where it
         # checks, the question-level model decides: the most probable paper is cited when the question is answered
         # (even short of the per-paper bar), and nothing when it is not. A translation is checked only to abstain:
@@ -318,6 +324,13 @@ class Retriever:
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
                             question=question, answered=chance)
+
+    @staticmethod
+    def _too_general(view: CorpusView, query: str) -> bool:
+        """Whether every content word of `query` is in GENERAL_SHARE of the chunks or more ("model")."""
+        chunks = len(view.keyword.chunk_ids)
+        words = set(content_tokens(query))
+        return bool(words) and chunks > 0 and min(view.keyword.df(t) for t in words) >= GENERAL_SHARE * chunks
 
     def _question_evidence(self, view: CorpusView, first: Hit, query: str,
                            query_vector: np.ndarray) -> QuestionEvidence | None:

@@ -182,3 +182,23 @@ def test_a_chinese_question_translated_word_by_word_is_not_held_to_the_english_b
     bars = library.settings.retrieval
     assert bars.min_answered_translated <= chinese.answered < bars.min_answered
     assert not chinese.abstained and chinese.hits[0].paper.label == "BMT"
+
+
+@pytest.mark.parametrize("question", ["model", "learning", "models?", "模型"])
+def test_a_question_whose_every_word_is_in_many_papers_is_too_general_to_answer(library, question):
+    from paperbot import messages
+    from retrieval.answer import extractive_answer
+    from retrieval.filters import Filters
+    from retrieval.types import TOO_GENERAL
+
+    result = library.search(question)
+    assert result.abstained and result.reason == TOO_GENERAL and result.hits, "the papers are still listed"
+    assert not any(h.relevant or h.plausible for h in result.hits), "nor passed to an LLM"
+    lang = "zh" if question == "模型" else "en"
+    answer = extractive_answer(result, lang)
+    assert answer.abstained and answer.text == messages.text("TOO_GENERAL", lang) and answer.hits == []
+    # a word that picks papers out beside it, a follow-up about known papers or a filter decide as before
+    assert library.search(f"sycophancy {question}").reason != TOO_GENERAL
+    bmt = _bmt(library)
+    assert library.search(question, within=[bmt.paper_id]).reason != TOO_GENERAL
+    assert library.search(question, filters=Filters(keyword="sycophancy")).reason != TOO_GENERAL
