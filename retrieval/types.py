@@ -68,7 +68,7 @@ class Hit(_OfPaper):
         return {**paper_json(self.paper), "snippet": self.snippet, "score": round(self.score, 4)}
 
 
-# A search's reason to abstain that the answer names (retrieval/search.py GENERAL_SHARE): the question names nothing
+# A search's reason to abstain that the answer names (retrieval/search.py GENERAL_WORDS): the question names nothing
 # that picks one paper out ("model").
 TOO_GENERAL = "every word of the question is in many papers"
 

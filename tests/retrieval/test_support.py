@@ -61,7 +61,7 @@ def test_a_question_of_one_word_has_none_to_leave_out(library, embedder):
 
 
 def test_a_lone_common_word_is_not_answered_for_certain(library):
-    result = library.search("results")
+    result = library.search("limitations")  # ("results" is not searched now: too general)
     assert result.abstained and result.answered is not None and result.answered < 0.5
 
 
