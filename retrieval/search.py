@@ -17,7 +17,8 @@ about cited papers keep the per-paper decision. A Chinese question searched as i
 word-by-word translation (not the asker's own words: its stray words lower every
 paper's probability) cites its papers from RETRIEVAL_MIN_CONFIDENCE_TRANSLATED, and
 nothing when the question-level probability is below RETRIEVAL_MIN_ANSWERED_TRANSLATED
-(a far lower bar: the check only abstains for it). When no candidate is relevant
+(a far lower bar: the check only abstains for it). A new question made only of words
+every abstract uses (GENERAL_WORDS: "model", "results") is not answered at all. When no candidate is relevant
 the result abstains but still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
 searched (paperbot.text.search_text).
