@@ -726,6 +726,11 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     ("At the time of this paper's acceptance, Hamba holds the top position, Rank 1, in two competition leaderboards.",
      "Hamba held Rank 1 on two leaderboards when the paper was accepted [1].", None),
     ("We evaluate on Llama 2 and Llama 3 models.", "It is evaluated on Llama 3 [1].", None),
+    # a negation written as a contraction is one ("don’t", "can't")
+    ("Since we are solving a causal problem, where labels don’t exist, we use a causal model to learn costs.",
+     "In this causal problem labels do not exist, so a causal model learns the costs [1].", None),
+    ("The method can't use labels, so it learns the costs with a causal model.",
+     "The method cannot use labels [1].", None),
     # a claim to have come first needs a passage claiming priority; a place in a sequence is not one
     ("We propose MambaSCI, which leverages the Mamba and UNet architectures for efficient video SCI reconstruction.",
      "MambaSCI is the first method to bring Mamba into video SCI [1].", "nothing of the kind: first"),

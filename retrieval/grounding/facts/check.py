@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from paperbot.text import GENERIC_WORDS, content_words
 from retrieval.grounding.debris import CITE
 from retrieval.grounding.facts import amounts, claims, relations
-from retrieval.grounding.facts.words import (SENTENCE_NEGATION, SUPERSCRIPTS, TOKEN, after_negation, names,
+from retrieval.grounding.facts.words import (SENTENCE_NEGATION, SUPERSCRIPTS, TOKEN, after_negation, names, uncontracted,
                                              ordered_stems, plain, unaccented)
 from retrieval.translate import translate_chinese
 
@@ -145,7 +145,7 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     `number_words`: "five benchmarks" counts as a number (not in a hedge's "the two approaches").
     `denials`, `scope`: read what it denies and how widely it claims (not in a hedge, which says what is not said).
     """
-    bare = unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split())).translate(SUPERSCRIPTS)
+    bare = uncontracted(unaccented(" ".join(_MENTION.sub(" ", CITE.sub(" ", sentence)).split()))).translate(SUPERSCRIPTS)
     pointing = {m.group(1).lower() for m in _POINTING.finditer(bare)}  # "combine the two": what was just named
     rendered = plain(bare) if "$" in bare else bare  # "$50$" is 50, as rendered
     for written, value, unit in amounts.numbers(rendered):

@@ -19,8 +19,9 @@ SUPERSCRIPTS = str.maketrans({c: f"^{d}" for d, c in enumerate("⁰¹²³⁴⁵�
 
 def plain(text: str) -> str:
     """Passage text as people read it (LaTeX rendered: 4.2$\\times$ → 4.2×, 10\\% → 10%), with Greek letters also
-    spelled out (β-DPO is also "beta-DPO") and accents dropped ("Rényi" is "Renyi"), to find numbers and names in."""
-    text = unaccented(text).translate(SUPERSCRIPTS)  # "α³" is "α^3", as written or as rendered from LaTeX
+    spelled out (β-DPO is also "beta-DPO"), accents dropped ("Rényi" is "Renyi") and negations written out ("don't"
+    is "do not"), to find numbers, names and denials in."""
+    text = uncontracted(unaccented(text)).translate(SUPERSCRIPTS)  # "α³" is "α^3", as written or as rendered from LaTeX
     shown = re.sub(r"%(?=[^\W\d_])", "% ", readable(text))  # "100\%constraint": 100 % of something
     shown = shown.translate(SUPERSCRIPTS)
     spelled = re.sub(r"[$\\{}]", "", text)
@@ -32,6 +33,15 @@ def unaccented(text: str) -> str:
     if text.isascii():
         return text
     return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+_CONTRACTED = re.compile(r"\b([A-Za-z]+?)n['’]t\b")
+_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}  # can't, won't, shan't, ain't
+
+
+def uncontracted(text: str) -> str:
+    """`text` with its negations written out: "don’t" → "do not", "won't" → "will not", "can't" → "can not"."""
+    return _CONTRACTED.sub(lambda m: f"{_IRREGULAR.get(m.group(1).lower(), m.group(1))} not", text)
 
 
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+@’'_-]*[A-Za-z0-9+]|[A-Za-z]")
