@@ -810,6 +810,9 @@ def test_a_hedge_may_name_what_the_passage_does_not_say():
     ("The excerpt only poses this question, so it does not reveal the authors' answer.", True),
     ("The method is not described in prior work [1].", False),
     ("How the masks are chosen is explained in the abstract [1].", False),
+    ("The excerpt says nothing about spiking graph neural networks or graph classification.", True),
+    ("The abstract is silent on which datasets were used.", True),
+    ("The method says nothing about its inputs' order, so any order works [1].", False),
 ])
 def test_hedges_are_recognized_by_their_form(sentence, hedge):
     from retrieval.grounding import is_hedge
