@@ -726,6 +726,13 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
     ("At the time of this paper's acceptance, Hamba holds the top position, Rank 1, in two competition leaderboards.",
      "Hamba held Rank 1 on two leaderboards when the paper was accepted [1].", None),
     ("We evaluate on Llama 2 and Llama 3 models.", "It is evaluated on Llama 3 [1].", None),
+    # a unit of time after an amount is the passage's ("a few minutes"), not another; "the second stage" is no time
+    ("We find high-quality solutions to real-world districting problems in a few minutes.",
+     "It finds high-quality districting solutions within a few seconds [1].", "another unit of time"),
+    ("We find high-quality solutions to real-world districting problems in a few minutes.",
+     "It finds high-quality districting solutions in a few minutes, in a second stage after training [1].", None),
+    ("Our training pipeline can enhance any 360 monocular depth estimator.",
+     "The pipeline improves one particular 360 monocular depth estimator [1].", "nothing of the kind: little"),
     # a negation written as a contraction is one ("don’t", "can't")
     ("Since we are solving a causal problem, where labels don’t exist, we use a causal model to learn costs.",
      "In this causal problem labels do not exist, so a causal model learns the costs [1].", None),

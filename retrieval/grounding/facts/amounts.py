@@ -327,6 +327,18 @@ def norms(text: str) -> set[str]:
 _LOG = re.compile(r"(?<![A-Za-z])(?:log|ln)(?:\s?\^\s?\(?(\d))?(?![A-Za-z-])")  # not "log-likelihood"
 
 
+# "within a few seconds" where the passage says "in a few minutes": how long, by its unit, after a number or an amount
+# ("3 hours", "a few minutes", "per second"; not "a second stage", "one second-order method", "in recent years").
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?|\b(?:a few|few|several|a couple of|tens of|hundreds of|thousands of|per|"
+                       + "|".join(NUMBER_WORDS) + r"))\s?-?(milli|micro|nano)?(second|minute|hour|day|week|month)s?\b(?!-)",
+                       re.I)
+
+
+def durations(text: str) -> set[str]:
+    """The units of time `text` gives an amount in: "in a few minutes" gives "minute", "5 ms" nothing (a symbol)."""
+    return {(m.group(1) or "").lower() + m.group(2).lower() for m in _DURATION.finditer(text)}
+
+
 def log_powers(text: str) -> set[int]:
     """The powers of every logarithm `text` states: "log T" gives 1, "log^2 T" (or "log² T") 2."""
     return {int(m.group(1) or 1) for m in _LOG.finditer(text)}

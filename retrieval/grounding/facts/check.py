@@ -60,6 +60,7 @@ class Evidence:
     behind: bool = False  # it says something does worse than something
     bounds: frozenset[tuple[str, ...]] = frozenset()  # the asymptotic bounds it states, by their terms
     log_powers: frozenset[int] = frozenset()  # the powers of the logarithms it states: "log^2 T" gives 2
+    durations: frozenset[str] = frozenset()  # the units of time it gives an amount in: "in a few minutes" gives "minute"
     norms: frozenset[str] = frozenset()  # the norms it names: "$L_{\infty}$" gives "inf"
 
     @classmethod
@@ -96,7 +97,8 @@ class Evidence:
             unconditional=frozenset(claims.conditions(flat, claims.UNCONDITIONAL)),
             not_assumed=not_assumed, assumed=assumed, qualified=claims.qualified(flat),
             ahead=claims.ahead(flat), behind=claims.behind(flat), bounds=frozenset(amounts.bounds(text)),
-            log_powers=frozenset(amounts.log_powers(flat)), norms=frozenset(amounts.norms(flat)))
+            log_powers=frozenset(amounts.log_powers(flat)), norms=frozenset(amounts.norms(flat)),
+            durations=frozenset(amounts.durations(flat)))
 
     def has_value(self, value: float, unit: str | None, counted: bool = False) -> bool:
         """`value` is a number it states; `counted`: as a count, not as the label of a list item ("(2)")."""
@@ -161,6 +163,8 @@ def fact_problem(sentence: str, support: Evidence, asked: Evidence | None = None
     for name in names(bare):
         if not support.has_name(name) and not (asked and asked.has_name(name)):
             return f"{name} is not in the passage"
+    if support.durations and not amounts.durations(bare) <= support.durations:  # "seconds" where it says "minutes"
+        return "the passage gives another unit of time"
     if support.log_powers and not amounts.log_powers(bare) <= support.log_powers:
         return "the passage states another power of the logarithm"
     if support.norms and not amounts.norms(rendered) <= support.norms:

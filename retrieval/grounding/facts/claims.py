@@ -49,7 +49,7 @@ SCOPES = (
                 r"orders? of magnitude)\b|\d(?:\.\d+)?\s?(?:x|×|-?fold|%)", re.I)),
     ("little", re.compile(r"\b(?:few|minority|handful|single|slightly|little|limited|narrow|rarely|seldom|"
                           r"marginal(?:ly)?|modest(?:ly)?|small (?:set|number|subset|fraction|part|share)|"
-                          r"a (?:small )?portion of|partially|partly|in part)\b|少数|少量|极少|略微|稍微|稍有|轻微|小幅",
+                          r"a (?:small )?portion of|partially|partly|in part|one particular)\b|少数|少量|极少|略微|稍微|稍有|轻微|小幅",
                           re.I),
      re.compile(r"\b(?:few|minority|handful|single|one|slight\w*|little|narrow\w*|rare\w*|seldom|marginal\w*|modest\w*|"
                 r"limit\w*|small\w*|minor|minimal\w*|tiny|subset|fraction|(?<!not )only)\b", re.I)),  # not "not only"
