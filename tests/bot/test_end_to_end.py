@@ -53,6 +53,19 @@ async def test_ask_dm_and_mention_cite_verbatim_sentences(bot, library):
 
 
 @pytest.mark.anyio
+async def test_a_too_general_question_says_so_in_the_asker_s_language(bot):
+    from paperbot import messages
+
+    async with Harness(bot) as h:
+        slash = await h.slash("ask", question="model")
+        dm = await h.dm("模型")
+    for ex, lang in ((slash, "en"), (dm, "zh")):
+        assert_calls_ok(ex.calls)
+        embed = ex.messages[-1]["embeds"][0]
+        assert embed["description"] == messages.text("TOO_GENERAL", lang) and not embed.get("fields")
+
+
+@pytest.mark.anyio
 async def test_search_and_paper_autocomplete_over_real_labels(bot, library):
     first = library.papers()[0]
     async with Harness(bot) as h:
