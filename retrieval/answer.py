@@ -23,10 +23,11 @@ def extractive_answer(result: SearchResult, language: str = "en") -> Answer:
     """
     if result.abstained or not result.hits:
         # a question too general to pick a paper says so, without the closest papers (any paper is as close)
-        notice = messages.text("TOO_GENERAL", language) if result.reason == TOO_GENERAL else result.notice
+        general = result.reason == TOO_GENERAL
+        notice = messages.text("TOO_GENERAL", language) if general else result.notice
         return Answer(question=result.query, text=notice or messages.text("ABSTAIN", language), abstained=True,
-                      citations=[], hits=[] if result.reason == TOO_GENERAL else result.hits, filters=result.filters,
-                      notice=notice, language=language)
+                      citations=[], hits=[] if general else result.hits, filters=result.filters, notice=notice,
+                      language=language)
     citations = citations_for(result.hits)
     by_id = {h.paper_id: h for h in result.hits}
     lines = []

@@ -102,8 +102,8 @@ def _load_cedict() -> dict[str, str]:
             if not m:
                 continue
             traditional, simplified, pinyin, defs = m.groups()
-            name = pinyin[:1].isupper()
-            gloss = _gloss(defs.split("/")) or (_name_head(defs.split("/")) if name else "")
+            name, definitions = pinyin[:1].isupper(), defs.split("/")
+            gloss = _gloss(definitions) or (_name_head(definitions) if name else "")
             if not gloss:
                 # "see 騰訊控股有限公司|腾讯控股有限公司[…]": the English of the entry it points to, read at the end
                 seen = _SEE.match(defs)
