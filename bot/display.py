@@ -9,7 +9,7 @@ from paperbot.messages import text
 from paperbot.records import Paper, Slot
 from paperbot.text import readable
 from retrieval.plan import Plan
-from retrieval.types import Answer
+from retrieval.types import TOO_GENERAL, Answer, SearchResult
 
 _SAFE_URL = re.compile(r"https?://[^\s<>\"'`]+")
 MAX_URL_CHARS = 500
@@ -94,6 +94,16 @@ def plan_slot_heading(slot, lang: str = "en") -> str:  # slot: retrieval.plan.Pl
     if slot.clashes:
         parts.append("⚠ " + text("PLAN_CLASH", lang, sessions=", ".join(slot.clashes)))
     return " · ".join(p for p in parts if p)
+
+
+def search_notice(result: SearchResult, lang: str) -> list[str]:
+    """What a search's list of papers opens with: a filter's notice, or why none of them answers (the question is
+    too general, or no paper is close enough), then that the closest are listed."""
+    if result.notice:
+        return [result.notice]
+    if not result.abstained:
+        return []
+    return [text("TOO_GENERAL" if result.reason == TOO_GENERAL else "ABSTAIN", lang), text("ABSTAIN_CLOSEST", lang)]
 
 
 def answer_footer(answer: Answer, *, detail: bool = False) -> str:

@@ -22,7 +22,7 @@ from ingest.pipeline import Progress
 from ingest.store import Writes
 from paperbot.memory import settle_long_lived, steady_heap
 from paperbot.settings import Settings
-from retrieval import translate
+from retrieval import spelling, translate
 from retrieval.library import Library
 from retrieval.llm import LLMClient
 
@@ -58,7 +58,8 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
     `one_shot` (one question, then exit: `paperbot ask`) turns the LLM client's cool-down off.
 
     `ingest_if_empty` ingests the configured corpus into an empty store first;
-    `warm_up` loads the model, the keyword index and the Chinese dictionaries before the first question;
+    `warm_up` loads the model, the keyword index, the Chinese dictionaries and the English word list before the
+    first question;
     `serving` (the bot) serves an embedded store from a child process (CHROMA_CHILD, ingest/chroma_child.py).
     """
     steady_heap()  # a bot or a chat runs for days
@@ -74,6 +75,7 @@ async def open_services(settings: Settings, *, use_llm: bool = True, library: Li
         if warm_up:
             await asyncio.to_thread(library.search, "warm up")
             await asyncio.to_thread(translate.warm)
+            await asyncio.to_thread(spelling.english)  # the word list typos are read against
             log.debug("%d objects left out of the garbage collector's full passes", settle_long_lived())
         llm = None
         if use_llm and settings.llm.enabled:

@@ -18,6 +18,7 @@ from bot.display import (
     plan_day,
     plan_slot_heading,
     plan_summary,
+    search_notice,
     slot_line,
 )
 from paperbot import messages
@@ -67,10 +68,7 @@ def _filter_lines(filters) -> list[str]:
 def render_search_text(result: SearchResult) -> str:
     lang = message_language(result.query)
     lines = [f"Query: {result.query}", *_filter_lines(result.filters)]
-    if result.notice:
-        lines.append(result.notice)
-    elif result.abstained:
-        lines += [messages.text("ABSTAIN", lang), messages.text("ABSTAIN_CLOSEST", lang)]
+    lines += search_notice(result, lang)
     for n, h in enumerate(result.hits, start=1):
         lines += _hit_lines(n, h, lang)
     return "\n".join(lines)

@@ -46,6 +46,7 @@ from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
 from retrieval.support import PaperTokens, leave_out, named, question_words, support, unnamed
+from retrieval.spelling import mend, typos
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import TOO_GENERAL, Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
@@ -292,6 +293,9 @@ class Retriever:
         if not query:
             return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
+        if view.papers and not translated:  # a translation's words are the dictionary's, not typed
+            mended = typos(query, view.keyword, view.words)
+            shown, query = mend(shown, mended), mend(query, mended)
         seen = allowed = view.reach_mask(reach) if view.papers else None
         if within is not None:
             if not view.papers:

@@ -22,9 +22,11 @@ and ``MAGIC`` again.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
+import re
 import struct
 import tempfile
 import threading
@@ -72,6 +74,9 @@ class ViewFileError(Exception):
         self.kind = kind
 
 
+_WORDS = re.compile(r"[a-z]+")
+
+
 class CorpusView:
     """What retrieval keeps in memory: chunk ids, their papers and the BM25 index."""
 
@@ -95,6 +100,15 @@ class CorpusView:
         self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
         self._vectors = np.zeros((0, 0), dtype=np.float16)
         self._vectors_lock = threading.Lock()
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """Every word of the papers' titles and abstracts, lower-cased (typos are read against them:
+        retrieval/spelling.py). Built on first use: about a second at 20,000 papers."""
+        found: set[str] = set()
+        for paper in self.papers.values():
+            found.update(_WORDS.findall(f"{paper.title} {paper.abstract}".lower()))
+        return frozenset(found)
 
     # -- building from the store ----------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from paperbot import messages
 from paperbot.settings import BUNDLED_CORPUS, default_cache_dir
 
 pytestmark = pytest.mark.slow
@@ -117,6 +118,20 @@ def test_ask_prints_a_cited_answer_for_people(home, first_search):
     proc = run(home, "ask", "how do people fine-tune by masking weights?")
     assert proc.returncode == 0, proc.stderr
     assert "[1]" in proc.stdout and "Sources:" in proc.stdout and "BMT" in proc.stdout
+
+
+def test_a_misspelt_question_is_answered_and_says_what_was_searched(home, first_search):
+    proc = run(home, "ask", "how do discrimnators help flow maching models?")
+    assert proc.returncode == 0, proc.stderr
+    assert "DRL" in proc.stdout and "[1]" in proc.stdout
+    assert "searched for: how do discriminators help flow matching models?" in proc.stdout
+
+
+def test_a_search_too_general_to_answer_says_so_above_the_papers(home, first_search):
+    proc = run(home, "search", "model")
+    assert proc.returncode == 0, proc.stderr
+    assert messages.text("TOO_GENERAL") in proc.stdout and messages.text("ABSTAIN") not in proc.stdout
+    assert "[1] " in proc.stdout, "the papers are still listed"
 
 
 def test_ask_off_topic_says_the_corpus_does_not_answer(home, first_search):

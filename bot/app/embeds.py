@@ -35,7 +35,7 @@ from bot.app.markdown import (
     escape,
     split_text,
 )
-from bot.display import plan_day, plan_slot_heading, slot_line
+from bot.display import plan_day, plan_slot_heading, search_notice, slot_line
 from paperbot import bibtex, messages
 from paperbot.language import message_language
 from paperbot.records import Paper
@@ -244,10 +244,7 @@ def search_page(result: SearchResult, page: int, per_page: int, lang: str = "en"
     page = min(max(page, 0), pages - 1)
     shown = result.hits[page * per_page:(page + 1) * per_page]
     lines = []
-    if result.notice:
-        lines.append(escape(result.notice))
-    elif result.abstained:
-        lines += [messages.text("ABSTAIN", lang), messages.text("ABSTAIN_CLOSEST", lang)]
+    lines += [escape(line) for line in search_notice(result, lang)]
     if total:
         lines.append(bot_messages.text("PAPERS_RANGE", lang, first=page * per_page + 1,
                                        last=page * per_page + len(shown), total=total))

@@ -66,6 +66,22 @@ async def test_a_too_general_question_says_so_in_the_asker_s_language(bot):
 
 
 @pytest.mark.anyio
+async def test_a_misspelt_question_cites_the_paper_and_says_what_was_searched(bot):
+    from paperbot import messages
+
+    async with Harness(bot) as h:
+        slash = await h.slash("ask", question="How do discrimnators help flow maching models?")
+        search = await h.slash("search", query="model")
+    assert_calls_ok(slash.calls + search.calls)
+    embed = slash.messages[-1]["embeds"][0]
+    assert embed["fields"][0]["name"] == "[1] DRL"
+    assert "How do discriminators help flow matching models?" in embed["footer"]["text"]
+    # a search too general to answer still lists papers, under the reason none answers
+    listed = search.messages[-1]["embeds"][0]
+    assert listed["description"].startswith(messages.text("TOO_GENERAL")[:40]) and listed["fields"]
+
+
+@pytest.mark.anyio
 async def test_search_and_paper_autocomplete_over_real_labels(bot, library):
     first = library.papers()[0]
     async with Harness(bot) as h:
