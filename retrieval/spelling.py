@@ -8,7 +8,8 @@ spelling one slip away (a letter dropped, doubled, swapped with its neighbour, s
 the wrong vowel) that the library uses, in that form or another ("discriminators" where it says "discriminator");
 of several, the one found in most chunks beside the question's other
 words ("flow maching": "matching", not "machine"). Words with capitals inside ("LoRA", "DPO"), short words and
-words with digits are names and stay. The question shown as searched is the mended one.
+words with digits are names and stay, and so does a question with letters of another language ("affinés avec des
+masques" is French, not typos). The question shown as searched is the mended one.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 MIN_LENGTH = 4  # shorter words are too often abbreviations ("ecg", "gnn") and have too many neighbours
 _WORD = re.compile(r"(?<![\w'’])[A-Za-z]+(?![\w'’])")  # a word, or a part of a compound ("fine-tune"), not "doesn't"
+# a letter neither English, Greek (symbols: "ε-greedy") nor Chinese
+_OTHER_LETTERS = re.compile(r"[^\W\d_A-Za-z\u0370-\u03FF\u2E80-\u9FFF\uF900-\uFAFF]")
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _VOWELS = set("aeiou")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -64,6 +67,8 @@ def english() -> frozenset[str]:
 def typos(text: str, index: KeywordIndex, library_words: frozenset[str]) -> dict[str, str]:
     """The typos of `text` (lower case) and the words they mend to (the module's doc), read against
     `library_words` (every word of the library, lower case) and `index` (its chunks)."""
+    if _OTHER_LETTERS.search(text):  # "affinés avec des masques": another language, whose words are not typos
+        return {}
     stem = stem_function()
     mended: dict[str, str] = {}
     for m in _WORD.finditer(text):
@@ -124,7 +129,7 @@ def _best(word: str, index: KeywordIndex, library_words: frozenset[str], stem: C
     """
     scored = []
     for candidate in slips(word):
-        if candidate not in library_words and not (candidate in english() and _other_form(candidate, library_words)):
+        if len(candidate) < MIN_LENGTH or candidate not in library_words and not (candidate in english() and _other_form(candidate, library_words)):
             continue
         chunks = index.chunks_with(stem(candidate))
         if len(chunks):

@@ -74,7 +74,7 @@ class ViewFileError(Exception):
         self.kind = kind
 
 
-_WORDS = re.compile(r"[a-z]+")
+_WORDS = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # whole words: not "vec" of "word2vec"
 
 
 class CorpusView:

@@ -20,6 +20,7 @@ TEXTS = [
     "Masking weights of a pretrained model fine-tunes it; we mask fewer than 0.05% of them.",
     "The reversal curse: models trained on 'A is B' fail on 'B is A'. Reversal training helps.",
     "Our analysis reveals that attention reveals structure.",
+    "The vec operator stacks columns; epsilon-greedy exploration.",
 ]
 
 
@@ -49,6 +50,10 @@ def test_slips_are_one_keystroke_away():
     ("KFAC for PINNs on a gpu", {}),
     ("doesn't masking hurt", {}),
     ("xqzvw of flow matching", {}),  # nothing the library says is one slip away
+    ("ε-greedy explration", {"explration": "exploration"}),
+    # another language: its words are not typos ("avec" is not "vec"), nor is a word of three letters offered
+    ("Comment les modèles sont-ils affinés avec des masques ?", {}),
+    ("le flow matching avec discriminateur", {}),
 ])
 def test_typos_are_read_against_the_library(small, question, expected):
     index, words = small
