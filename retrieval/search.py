@@ -21,7 +21,8 @@ nothing when the question-level probability is below RETRIEVAL_MIN_ANSWERED_TRAN
 every abstract uses (GENERAL_WORDS: "model", "results") is not answered at all. When no candidate is relevant
 the result abstains but still lists the closest papers. Quotes are the sentences retrieval/snippets.py
 ranks first. Chat noise (mentions, emoji, links) is removed before anything is
-searched (paperbot.text.search_text).
+searched (paperbot.text.search_text), and typos are mended against the words of the papers the question may see
+(retrieval/spelling.py).
 """
 
 from __future__ import annotations
@@ -294,7 +295,7 @@ class Retriever:
             return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
         if view.papers and not translated:  # a translation's words are the dictionary's, not typed
-            mended = typos(query, view.keyword, view.words)
+            mended = typos(query, view.keyword, view.words(reach))
             shown, query = mend(shown, mended), mend(query, mended)
         seen = allowed = view.reach_mask(reach) if view.papers else None
         if within is not None:

@@ -22,7 +22,6 @@ and ``MAGIC`` again.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -100,15 +99,30 @@ class CorpusView:
         self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
         self._vectors = np.zeros((0, 0), dtype=np.float16)
         self._vectors_lock = threading.Lock()
+        # The words of each library's papers, and their union per reach (`words`), built on first use.
+        self._library_words: dict[str, frozenset[str]] = {}
+        self._words: dict[str, frozenset[str]] = {}
+        self._words_lock = threading.Lock()
 
-    @functools.cached_property
-    def words(self) -> frozenset[str]:
-        """Every word of the papers' titles and abstracts, lower-cased (typos are read against them:
-        retrieval/spelling.py). Built on first use: about a second at 20,000 papers."""
-        found: set[str] = set()
-        for paper in self.papers.values():
-            found.update(_WORDS.findall(f"{paper.title} {paper.abstract}".lower()))
-        return frozenset(found)
+    def words(self, reach: Reach = Reach.ALL) -> frozenset[str]:
+        """Every word of the titles and abstracts of the papers `reach` sees, lower-cased: what typos are read
+        against (retrieval/spelling.py), so that a question is never mended into a word only another server's
+        library holds. Read per library on first use (about a second at 20,000 papers), then per reach."""
+        key = reach.key()
+        with self._words_lock:
+            found = self._words.get(key)
+            if found is not None:
+                return found
+            if not self._library_words:
+                by_library: dict[str, set[str]] = defaultdict(set)
+                for paper in self.papers.values():
+                    by_library[paper.library].update(_WORDS.findall(f"{paper.title} {paper.abstract}".lower()))
+                self._library_words = {name: frozenset(words) for name, words in by_library.items()}
+            seen = [words for name, words in self._library_words.items()
+                    if reach.everything or name == PROGRAM or name in reach.libraries]
+            found = seen[0] if len(seen) == 1 else frozenset().union(*seen)
+            self._words[key] = found
+            return found
 
     # -- building from the store ----------------------------------------------------------------
 

@@ -83,3 +83,12 @@ def test_an_upload_name_gives_a_name_and_a_suffix_never_a_path():
                          **LIMITS)
     [paper] = loaded.papers
     assert paper.source == library_prefix(A) + "lab.jsonl" and paper.paper_id == library_prefix(A) + "a-b"
+
+
+def test_a_typo_is_mended_only_into_words_the_asker_s_reach_holds(shared):
+    add(shared, A, [{"id": "z", "title": "Zorbification of molecules",
+                     "abstract": "Zorbification folds graph molecules into lattices."}])
+    typed = "zorbificatoin of graph molecules"
+    assert shared.search(typed, 5, reach=Reach.server(A)).query == "zorbification of graph molecules"
+    assert shared.search(typed, 5, reach=Reach.server(B)).query == typed  # the word is only in A's library
+    assert shared.search(typed, 5).query == "zorbification of graph molecules"  # the operator sees everything
