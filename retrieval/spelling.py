@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def english() -> frozenset[str]:
     return frozenset(SpellChecker(language="en", distance=1).word_frequency.dictionary)
 
 
-def typos(text: str, index: KeywordIndex, library_words: frozenset[str]) -> dict[str, str]:
+def typos(text: str, index: KeywordIndex, library_words: Container[str]) -> dict[str, str]:
     """The typos of `text` (lower case) and the words they mend to (the module's doc), read against
     `library_words` (every word of the library, lower case) and `index` (its chunks)."""
     if _OTHER_LETTERS.search(text):  # "affinés avec des masques": another language, whose words are not typos
@@ -95,12 +95,12 @@ def mend(text: str, mended: dict[str, str]) -> str:
 _ENDINGS = ("s", "es", "d", "ed", "ing", "r", "er", "ers")
 
 
-def _known(word: str, library_words: frozenset[str]) -> bool:
+def _known(word: str, library_words: Container[str]) -> bool:
     """Whether `word` is English, or a library word in another form ("denoiser" where it says "denoisers")."""
     return word in library_words or word in english() or _other_form(word, library_words)
 
 
-def _other_form(word: str, library_words: frozenset[str]) -> bool:
+def _other_form(word: str, library_words: Container[str]) -> bool:
     """Whether the library says `word` with another ending ("discriminator" for "discriminators")."""
     return any(word.endswith(e) and word[:-len(e)] in library_words or word + e in library_words for e in _ENDINGS)
 
@@ -117,7 +117,7 @@ def _beside(text: str, word: str, index: KeywordIndex) -> list[tuple[float, np.n
     return out
 
 
-def _best(word: str, index: KeywordIndex, library_words: frozenset[str], stem: Callable[[str], str],
+def _best(word: str, index: KeywordIndex, library_words: Container[str], stem: Callable[[str], str],
           beside: list[tuple[float, np.ndarray]]) -> str | None:
     """The slip of `word` the library uses (or an English word it uses in another form) that goes best with the
     question's other words, or None.
@@ -129,7 +129,8 @@ def _best(word: str, index: KeywordIndex, library_words: frozenset[str], stem: C
     """
     scored = []
     for candidate in slips(word):
-        if len(candidate) < MIN_LENGTH or candidate not in library_words and not (candidate in english() and _other_form(candidate, library_words)):
+        if len(candidate) < MIN_LENGTH or candidate not in library_words and not (
+                candidate in english() and _other_form(candidate, library_words)):
             continue
         chunks = index.chunks_with(stem(candidate))
         if len(chunks):

@@ -76,6 +76,16 @@ class ViewFileError(Exception):
 _WORDS = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # whole words: not "vec" of "word2vec"
 
 
+class Words:
+    """The words of several libraries, read as one set without copying them into one."""
+
+    def __init__(self, parts: list[frozenset[str]]) -> None:
+        self.parts = parts
+
+    def __contains__(self, word: object) -> bool:
+        return any(word in part for part in self.parts)
+
+
 class CorpusView:
     """What retrieval keeps in memory: chunk ids, their papers and the BM25 index."""
 
@@ -99,30 +109,22 @@ class CorpusView:
         self._slot = np.full(len(chunk_ids), -1, dtype=np.int32)
         self._vectors = np.zeros((0, 0), dtype=np.float16)
         self._vectors_lock = threading.Lock()
-        # The words of each library's papers, and their union per reach (`words`), built on first use.
+        # The words of each library's papers (`words`), built on first use.
         self._library_words: dict[str, frozenset[str]] = {}
-        self._words: dict[str, frozenset[str]] = {}
         self._words_lock = threading.Lock()
 
-    def words(self, reach: Reach = Reach.ALL) -> frozenset[str]:
+    def words(self, reach: Reach = Reach.ALL) -> Words:
         """Every word of the titles and abstracts of the papers `reach` sees, lower-cased: what typos are read
         against (retrieval/spelling.py), so that a question is never mended into a word only another server's
-        library holds. Read per library on first use (about a second at 20,000 papers), then per reach."""
-        key = reach.key()
+        library holds. Read per library on first use (about a second at 20,000 papers)."""
         with self._words_lock:
-            found = self._words.get(key)
-            if found is not None:
-                return found
             if not self._library_words:
                 by_library: dict[str, set[str]] = defaultdict(set)
                 for paper in self.papers.values():
                     by_library[paper.library].update(_WORDS.findall(f"{paper.title} {paper.abstract}".lower()))
                 self._library_words = {name: frozenset(words) for name, words in by_library.items()}
-            seen = [words for name, words in self._library_words.items()
-                    if reach.everything or name == PROGRAM or name in reach.libraries]
-            found = seen[0] if len(seen) == 1 else frozenset().union(*seen)
-            self._words[key] = found
-            return found
+        return Words([words for name, words in self._library_words.items()
+                      if reach.everything or name == PROGRAM or name in reach.libraries])
 
     # -- building from the store ----------------------------------------------------------------
 
