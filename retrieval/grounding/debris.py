@@ -93,8 +93,9 @@ def echoes_prompt(line: str, passages: Sequence[Passage]) -> bool:
     bare = _LIST_MARK.sub("", line.strip())
     if _ECHO_LINE.match(bare):
         return True
-    # "[2] Label:" or "Label:", as listed; a title in quotes ("“From Data to ICL: …” finds") is the answer citing it
-    head = re.match(r"^(?:\[\d{1,3}\]\s*)?(?![\"“”'‘«《「])(.{1,200}?)\s*:", bare)
+    # "[2] Label:" or "Label:", as listed; a title in quotes or markdown emphasis ("“From Data to ICL: …” finds",
+    # "*From Data to ICL: …* finds") is the answer citing it
+    head = re.match(r"^(?:\[\d{1,3}\]\s*)?(?![\"“”'‘«《「*_])(.{1,200}?)\s*:", bare)
     if head:
         named = _squash(head.group(1))
         for p in passages:

@@ -745,6 +745,22 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
      "In the first step, MambaSCI applies Mamba and UNet to video SCI [1].", None),
     ("To the best of our knowledge, Uni-Med is the first effort to tackle multi-task interference at the connector.",
      "Uni-Med is presented as the first model to tackle multi-task interference at the connector [1].", None),
+    ("We introduce deep submodular peripteral networks (DSPNs), a novel parametric family of submodular functions.",
+     "DSPNs are the first parametric family of submodular functions ever proposed [1].", "nothing of the kind: first"),
+    ("We introduce deep submodular peripteral networks (DSPNs), a novel parametric family of submodular functions.",
+     "DSPNs are a new parametric family of submodular functions [1].", None),
+    ("To the authors' knowledge, ours is the first such RDP analysis of fixed-size subsampling with replacement.",
+     "It gives the first RDP analysis of fixed-size subsampling with replacement [1].", None),
+    # "the most …" needs a passage that ranks something first; what is most common or recent is not a ranking
+    ("Our findings highlight embedding space attacks as an important threat model in open-source LLMs.",
+     "Embedding space attacks are the most important threat model facing open-source LLMs [1].",
+     "nothing of the kind: most"),
+    ("Our findings highlight embedding space attacks as an important threat model in open-source LLMs.",
+     "Embedding space attacks are an important threat model for open-source LLMs [1].", None),
+    ("Embedding space attacks are the strongest threat model we evaluate for open-source LLMs.",
+     "Embedding space attacks are the most effective threat model they evaluate [1].", None),
+    ("We evaluate on ImageNet, the benchmark most used for this task.",
+     "It is evaluated on ImageNet, the most widely used benchmark for the task [1].", None),
     ("Adding TD3 gradients effectively improves the online finetuning performance of ODT.",
      "在 ODT 微调时加入 TD3 梯度只能带来轻微的性能改善 [1]。", "nothing of the kind: little"),
     ("Adding TD3 gradients slightly improves the online finetuning performance of ODT.",
@@ -873,6 +889,12 @@ def test_every_sentence_of_an_abstract_passes_the_exact_checks_against_its_own_a
      False),
     ("From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When finds that analogies "
      "arise from co-occurrence alone [1].", False),  # the whole title, colon and all, as the sentence's subject
+    # a title in markdown emphasis, as capable models set it
+    ("*From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When* finds that "
+     "analogies arise from co-occurrence alone [1].", False),
+    ("**From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When** finds that "
+     "analogies arise from co-occurrence alone [1].", False),
+    ("- _From Unstructured Data to In-Context Learning_: analogies arise from co-occurrence alone [1].", False),
     ("[1] From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When: Word analogy "
      "completion can provably arise", True),
     ("From Unstructured Data to In-Context Learning: Exploring What Tasks Can Be Learned and When Word analogy "

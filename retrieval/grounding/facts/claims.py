@@ -56,9 +56,17 @@ SCOPES = (
     # a claim to have come first ("the first method to bring Mamba into SCI"), where the passage claims no priority;
     # not a place in a sequence ("the first step", "first, it …": amounts.ordinals reads those)
     ("first", re.compile(r"\b(?:the first (?:\w+[\s-]+){0,2}?(?:to|method|approach|model|framework|work|effort|paper|"
-                         r"study|attempt|algorithm|dataset|benchmark|system|technique)s?\b(?!\s+(?:stage|step|phase))|"
+                         r"study|attempt|algorithm|dataset|benchmark|system|technique|family|class|analysis|"
+                         r"architecture|formulation|solver|tool|library)s?\b(?!\s+(?:stage|step|phase))|"
+                         r"the first (?:[\w-]+\s+){1,6}?ever|first-ever|"
                          r"for the first time|pioneer(?:s|ed|ing)?)\b|首次|首个|率先|开创", re.I),
      re.compile(r"\b(?:first\w*|pioneer\w*|to (?:the best of )?our knowledge)\b", re.I)),
+    # "the most important threat model" where the passage says "an important threat model"; not what is common or
+    # recent ("the most widely used benchmark")
+    ("most", re.compile(r"\bthe most (?!(?:of|common|commonly|widely|recent|recently|frequent|frequently|popular|"
+                        r"used|similar|likely|relevant)\b)[a-z]+|最重要|最有效|最强", re.I),
+     re.compile(r"\b(?:most|best|[a-z]{3,}est|top|leading|state[- ]of[- ]the[- ]art|sota|unprecedented|"
+                r"first\w*|unique\w*|rank\w*|prioriti\w*)\b", re.I)),  # "the most sensitive" of modules ranked
 )
 PASSAGE_COMPARATIVE = re.compile(
     r"\b(?:outperform\w*|surpass\w*|beat(?:s|ing)?|better than|(?:competitive|comparable|similar) or better|"
