@@ -1,7 +1,8 @@
 """Readers' questions with typos: the answers they get, with and without typos read (retrieval/spelling.py).
 
-Every English question of the readers' sets (shared-dev, and the real-paper sets named below) is asked as written
-and with typos made the way hands make them: in one word, or in two, of five letters or more (a letter dropped,
+Every question of the readers' sets (shared-dev and the real-paper English sets by default; `--sets` takes any
+answer_bench set, the Chinese ones' English words misspelt) is asked as written and with typos made the way hands
+make them: in one word, or in two, of five letters or more (a letter dropped,
 doubled, two swapped, or a neighbouring key struck; `--slips 2` puts two in the same word). A typo is drawn by a fixed
 seed per question, so every run asks the same misspelt questions. Both readings, with the typo reader and without it,
 are measured in the same run over the same stores:
@@ -23,11 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import retrieval.search
-from benchmarks.answer_bench import HEADER, library_for, line, neurips, score, shared_dev, totals
+from benchmarks.answer_bench import HEADER, NEURIPS_SETS, library_for, line, neurips, score, shared_dev, totals
 from retrieval.spelling import _NEAR
 
 SETS = ["shared-dev", "neurips24-dev", "neurips24-test", "neurips24-test2", "neurips24-test3"]
-_WORD = re.compile(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])")
+_WORD = re.compile(r"(?<![A-Za-z0-9_'’-])[a-z]{5,}(?![A-Za-z0-9_'’-])")  # "用diffusion" too
 
 
 def misspelt(question: str, seed: str, words: int, slips: int) -> str:
@@ -76,11 +77,15 @@ def same(clean: list[dict], other: list[dict]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", type=Path, help="where the stores are kept between runs (default: a temp dir)")
-    ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
+    ap.add_argument("--sets", default=",".join(SETS), help="comma-separated answer_bench sets (default: "
+                    f"{', '.join(SETS)})")
     ap.add_argument("--words", type=int, default=1, help="misspelt words per question (default 1)")
     ap.add_argument("--slips", type=int, default=1, help="slips per misspelt word (default 1)")
     args = ap.parse_args()
     sets = [s for s in args.sets.split(",") if s]
+    unknown = [s for s in sets if s != "shared-dev" and s not in NEURIPS_SETS]
+    if unknown:
+        ap.error(f"unknown set {unknown[0]!r}; choose from shared-dev, {', '.join(NEURIPS_SETS)}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
         print(f"{HEADER} {'same':>6}")
@@ -94,7 +99,8 @@ def main() -> int:
                 for on in (False, True):
                     with typos_read(on):
                         rows = score(lib, typed, name)
-                    label = f"  typos, {'read' if on else 'not read'}"
+                    changed = sum(t["q"] != i["q"] for t, i in zip(typed, items))
+                    label = f"  {changed} misspelt, {'read' if on else 'not read'}"
                     print(f"{line(label, totals(rows))} {100 * same(clean, rows):5.1f}%")
     return 0
 

@@ -25,7 +25,8 @@ from retrieval.filters import Filters, facets
 from retrieval.search import Retriever
 from retrieval.server_library import Upload, add_upload, remove_source, upload_name
 from retrieval.similar import Similarity
-from retrieval.translate import english_query
+from retrieval.spelling import mend
+from retrieval.translate import english_query, has_chinese
 from retrieval.types import SearchResult, Similar
 from retrieval.view import view_file
 
@@ -133,7 +134,10 @@ class Library:
 
         A Chinese query is searched in English (retrieval/translate.py), here for every front end; the
         result's `query` is what was searched. The question-level check reads a question's own words, as
-        typed in English: a translation word by word is not checked, and has its own per-paper bar."""
+        typed in English: a translation word by word is not checked, and has its own per-paper bar. The English
+        words of a Chinese query are typed: their typos are mended before it is translated ("用flow maching")."""
+        if has_chinese(query):
+            query = mend(query, self.retriever.typos(query, reach))
         english = english_query(query)
         return self.retriever.search(english, k, filters, within=within, reach=reach, translated=english != query)
 

@@ -294,8 +294,8 @@ class Retriever:
         if not query:
             return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
-        if view.papers and not translated:  # a translation's words are the dictionary's, not typed
-            mended = typos(query, view.keyword, view.words(reach))
+        if not translated:  # a translation's words are the dictionary's, not typed (Library.search reads its typos)
+            mended = self.typos(query, reach)
             shown, query = mend(shown, mended), mend(query, mended)
         seen = allowed = view.reach_mask(reach) if view.papers else None
         if within is not None:
@@ -343,6 +343,12 @@ class Retriever:
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
                             question=question, answered=chance)
+
+    def typos(self, text: str, reach: Reach = Reach.ALL) -> dict[str, str]:
+        """The typos of `text` and the words they mend to, read against the papers `reach` sees
+        (retrieval/spelling.py)."""
+        view = self.view()
+        return typos(text, view.keyword, view.words(reach)) if view.papers else {}
 
     def _question_evidence(self, view: CorpusView, first: Hit, query: str,
                            query_vector: np.ndarray) -> QuestionEvidence | None:

@@ -27,7 +27,8 @@ from retrieval.keyword import KeywordIndex, content_tokens
 log = logging.getLogger(__name__)
 
 MIN_LENGTH = 4  # shorter words are too often abbreviations ("ecg", "gnn") and have too many neighbours
-_WORD = re.compile(r"(?<![\w'’])[A-Za-z]+(?![\w'’])")  # a word, or a part of a compound ("fine-tune"), not "doesn't"
+# a word, or a part of a compound ("fine-tune"), or one beside Chinese ("用flow"); not "doesn't" nor "word2vec"
+_WORD = re.compile(r"(?<![A-Za-z0-9_'’])[A-Za-z]+(?![A-Za-z0-9_'’])")
 # a letter neither English, Greek (symbols: "ε-greedy") nor Chinese
 _OTHER_LETTERS = re.compile(r"[^\W\d_A-Za-z\u0370-\u03FF\u2E80-\u9FFF\uF900-\uFAFF]")
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
@@ -108,7 +109,7 @@ def _other_form(word: str, library_words: Container[str]) -> bool:
 def _beside(text: str, word: str, index: KeywordIndex) -> list[tuple[float, np.ndarray]]:
     """The question's other content words, as (IDF, a mask of the chunks holding it)."""
     out = []
-    for token in set(content_tokens(re.sub(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", " ", text))):
+    for token in set(content_tokens(re.sub(rf"(?<![A-Za-z0-9_'’]){re.escape(word)}(?![A-Za-z0-9_'’])", " ", text))):
         chunks = index.chunks_with(token)
         if len(chunks):
             mask = np.zeros(len(index), dtype=bool)

@@ -51,6 +51,8 @@ def test_slips_are_one_keystroke_away():
     ("doesn't masking hurt", {}),
     ("xqzvw of flow matching", {}),  # nothing the library says is one slip away
     ("ε-greedy explration", {"explration": "exploration"}),
+    ("用flow maching做生成的论文", {"maching": "matching"}),  # English words beside Chinese ones
+    ("word2vec-style maskng", {"maskng": "masking"}),
     # another language: its words are not typos ("avec" is not "vec"), nor is a word of three letters offered
     ("Comment les modèles sont-ils affinés avec des masques ?", {}),
     ("le flow matching avec discriminateur", {}),
@@ -85,3 +87,11 @@ def test_every_bundled_question_with_a_typo_gets_the_same_citations(library):
         assert ([c.paper_id for c in noisy.citations], noisy.abstained) == \
             ([c.paper_id for c in plain.citations], plain.abstained), (q, typed)
     assert changed >= len(rows) * 0.8  # the questions were misspelt
+
+
+def test_the_english_words_of_a_chinese_question_are_mended_before_it_is_translated(library):
+    right = library.search("有没有用discriminators改进flow matching模型的论文？")
+    typed = library.search("有没有用discrimnators改进flow maching模型的论文？")
+    assert "matching" in typed.query and "maching" not in typed.query
+    assert typed.query == right.query
+    assert [h.paper_id for h in typed.hits if h.relevant] == [h.paper_id for h in right.hits if h.relevant]
