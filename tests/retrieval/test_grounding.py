@@ -751,6 +751,11 @@ MATCH = ("The benchmark asks a model to predict the right image-caption match gi
      "DSPNs are a new parametric family of submodular functions [1].", None),
     ("To the authors' knowledge, ours is the first such RDP analysis of fixed-size subsampling with replacement.",
      "It gives the first RDP analysis of fixed-size subsampling with replacement [1].", None),
+    # zero as a value is no negation ("at zero temperature"); zero as a count still is
+    ("Marginalize after setting the Softmax temperature to zero.",
+     "It marginalizes the predictions at zero temperature [1].", None),
+    ("Marginalize after setting the Softmax temperature to zero.", "It needs zero softmax temperature [1].",
+     "does not say it is not so"),
     # "the most …" needs a passage that ranks something first; what is most common or recent is not a ranking
     ("Our findings highlight embedding space attacks as an important threat model in open-source LLMs.",
      "Embedding space attacks are the most important threat model facing open-source LLMs [1].",

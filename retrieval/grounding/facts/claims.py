@@ -88,8 +88,11 @@ CLAIMED_PARITY = re.compile(r"\b(?<!-)(?:match(?:es|ed|ing)?\s+"
                             r"performs? similarly)\b|(?:大致|基本|大体)(?:相当|持平)|不相上下|持平", re.I)
 # A comparison that says something is worse ("slower query times than"), which a parity elsewhere does not contradict.
 DISADVANTAGE = re.compile(r"\b(?:slower|worse|weaker|less accurate|underperform\w*)\b", re.I)
-# A negation word (a name in capitals, such as the method ZERO, is not one).
-_NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|zero|not(?!\s+(?:only|just|merely)\b)|"
+# A negation word (a name in capitals, such as the method ZERO, is not one; nor is zero as a value: "at zero
+# temperature", "set to zero", "zero-mean noise").
+_NEGATION = (r"\b(?!(?-i:[A-Z]{2,}\b))(?:(?<!with and )(?<!with or )without|no|"
+             r"(?<!at )(?<!to )(?<!near )zero(?!\s+(?:temperature|mean|variance|noise|loss|error|bias)\b)|"
+             r"not(?!\s+(?:only|just|merely)\b)|"
              r"never|cannot|rather than|instead of)")
 # "not necessarily optimal" denies "optimal": the adverb only softens the denial.
 _SOFTLY = r"(?:(?:necessarily|always|fully|entirely|exactly)\s+)?"
