@@ -2,12 +2,12 @@
 
 "discrimnators for flow maching" shares no word with the paper on discriminators for flow matching, and its
 misspelt words cut the embedding into other word pieces: it cited another paper. A word is read as a typo when
-the library uses it in no form (its stem is in no chunk) and it is no English word either (pyspellchecker's list of
-about 160,000), so real words a library lacks ("defer", "curation", "pasta") stay as they are. It becomes the
-spelling one slip away (a letter dropped, doubled, swapped with its neighbour, struck on a neighbouring key or
-the wrong vowel) that the library uses, in that form or another ("discriminators" where it says "discriminator");
-of several, the one found in most chunks beside the question's other
-words ("flow maching": "matching", not "machine"). Words with capitals inside ("LoRA", "DPO"), short words and
+the library (the papers the question may see) uses it in no form, as written or with another ending, and it is no
+English word either (pyspellchecker's list of about 160,000), so real words a library lacks ("defer", "curation",
+"pasta") stay as they are. It becomes the spelling one slip away (a letter dropped, doubled, swapped with its
+neighbour, struck on a neighbouring key or the wrong vowel) that the library uses, in that form or another
+("discriminators" where it says "discriminator"); of several, the one whose chunks most often hold the question's
+other words ("flow maching": "matching", not "machine"). Words with capitals inside ("LoRA", "DPO"), short words and
 words with digits are names and stay, and so does a question with letters of another language ("affinés avec des
 masques" is French, not typos). The question shown as searched is the mended one.
 """
@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 MIN_LENGTH = 4  # shorter words are too often abbreviations ("ecg", "gnn") and have too many neighbours
 # a word, or a part of a compound ("fine-tune"), or one beside Chinese ("用flow"); not "doesn't" nor "word2vec"
-_WORD = re.compile(r"(?<![A-Za-z0-9_'’])[A-Za-z]+(?![A-Za-z0-9_'’])")
+_EDGE = "A-Za-z0-9_'’"
+_WORD = re.compile(rf"(?<![{_EDGE}])[A-Za-z]+(?![{_EDGE}])")
 # a letter neither English, Greek (symbols: "ε-greedy") nor Chinese
 _OTHER_LETTERS = re.compile(r"[^\W\d_A-Za-z\u0370-\u03FF\u2E80-\u9FFF\uF900-\uFAFF]")
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
@@ -109,7 +110,7 @@ def _other_form(word: str, library_words: Container[str]) -> bool:
 def _beside(text: str, word: str, index: KeywordIndex) -> list[tuple[float, np.ndarray]]:
     """The question's other content words, as (IDF, a mask of the chunks holding it)."""
     out = []
-    for token in set(content_tokens(re.sub(rf"(?<![A-Za-z0-9_'’]){re.escape(word)}(?![A-Za-z0-9_'’])", " ", text))):
+    for token in set(content_tokens(re.sub(rf"(?<![{_EDGE}]){re.escape(word)}(?![{_EDGE}])", " ", text))):
         chunks = index.chunks_with(token)
         if len(chunks):
             mask = np.zeros(len(index), dtype=bool)
