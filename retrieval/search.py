@@ -348,7 +348,10 @@ class Retriever:
         """The typos of `text` and the words they mend to, read against the papers `reach` sees
         (retrieval/spelling.py)."""
         view = self.view()
-        return typos(text, view.keyword, view.words(reach)) if view.papers else {}
+        if not view.papers:
+            return {}
+        papers = view.reach_mask(reach)
+        return typos(text, view.keyword, view.words(reach), None if papers is None else papers[view.chunk_paper_idx])
 
     def _question_evidence(self, view: CorpusView, first: Hit, query: str,
                            query_vector: np.ndarray) -> QuestionEvidence | None:

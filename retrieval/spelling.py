@@ -66,9 +66,11 @@ def english() -> frozenset[str]:
     return frozenset(SpellChecker(language="en", distance=1).word_frequency.dictionary)
 
 
-def typos(text: str, index: KeywordIndex, library_words: Container[str]) -> dict[str, str]:
+def typos(text: str, index: KeywordIndex, library_words: Container[str],
+          seen: np.ndarray | None = None) -> dict[str, str]:
     """The typos of `text` (lower case) and the words they mend to (the module's doc), read against
-    `library_words` (every word of the library, lower case) and `index` (its chunks)."""
+    `library_words` (every word of the library, lower case) and `index` (its chunks; `seen`: a mask of those the
+    question may see, None for all)."""
     if _OTHER_LETTERS.search(text):  # "affinés avec des masques": another language, whose words are not typos
         return {}
     stem = stem_function()
@@ -79,7 +81,7 @@ def typos(text: str, index: KeywordIndex, library_words: Container[str]) -> dict
         if lower in mended or len(word) < MIN_LENGTH or not word[1:].islower() or lower in BM25_STOPWORDS \
                 or _known(lower, library_words):
             continue
-        best = _best(lower, index, library_words, stem, _beside(text, word, index))
+        best = _best(lower, index, library_words, stem, _beside(text, word, index), seen)
         if best is not None:
             mended[lower] = best
     if mended:
@@ -120,7 +122,7 @@ def _beside(text: str, word: str, index: KeywordIndex) -> list[tuple[float, np.n
 
 
 def _best(word: str, index: KeywordIndex, library_words: Container[str], stem: Callable[[str], str],
-          beside: list[tuple[float, np.ndarray]]) -> str | None:
+          beside: list[tuple[float, np.ndarray]], seen: np.ndarray | None) -> str | None:
     """The slip of `word` the library uses (or an English word it uses in another form) that goes best with the
     question's other words, or None.
 
@@ -135,6 +137,8 @@ def _best(word: str, index: KeywordIndex, library_words: Container[str], stem: C
                 candidate in english() and _other_form(candidate, library_words)):
             continue
         chunks = index.chunks_with(stem(candidate))
+        if seen is not None:
+            chunks = chunks[seen[chunks]]
         if len(chunks):
             together = sum(idf * mask[chunks].sum() for idf, mask in beside) / (len(chunks) + 1)
             scored.append((together, len(chunks), candidate))

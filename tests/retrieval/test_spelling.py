@@ -62,6 +62,16 @@ def test_typos_are_read_against_the_library(small, question, expected):
     assert typos(question, index, words) == expected
 
 
+def test_only_the_chunks_the_question_may_see_choose_a_mend(small):
+    import numpy as np
+
+    index, words = small
+    seen = np.ones(len(TEXTS), dtype=bool)
+    assert typos("flow maching", index, words, seen) == {"maching": "matching"}
+    seen[[0, 1]] = False  # the chunks saying "matching" are another server's
+    assert typos("flow maching", index, words, seen) == {}
+
+
 def test_mend_keeps_case_and_the_rest_of_the_text():
     assert mend("Discrimnators for flow maching? @x", {"discrimnators": "discriminators", "maching": "matching"}) \
         == "Discriminators for flow matching? @x"
