@@ -31,6 +31,7 @@ LLM_UNGROUNDED = "the passages do not support the language model's answer"
 LLM_DEBRIS = "the language model only repeated the prompt"
 # Notes on an answer.
 REWRITE_UNUSABLE = "searched for the question as asked (no usable English query)"
+UNSAID = "no paper here says {words}"  # an abstention's words no paper it may see uses: "“Mamba-3”, “bathymetry”"
 LANGUAGE_IGNORED = "the language model answered in English"
 LLM_CUT_SHORT = "the language model stopped before finishing; the checked sentences are shown"
 # Sentences of the language model's answer that are not shown (the footer: "2 sentences removed: …").
@@ -80,6 +81,7 @@ ZH = {
     "LLM_UNGROUNDED": "段落不支持语言模型的回答",
     "LLM_DEBRIS": "语言模型只是重复了提示",
     "REWRITE_UNUSABLE": "按原问题检索（没有可用的英文检索词）",
+    "UNSAID": "没有论文提到 {words}",
     "LANGUAGE_IGNORED": "语言模型用英文作答",
     "LLM_CUT_SHORT": "语言模型未写完；只显示已核对的句子",
     "REMOVED_ONE": "已删除 1 句：{reason}",

@@ -88,6 +88,8 @@ async def answer_question(library: PaperLibrary, question: str, *, llm: ChatMode
     followup = resolve(question, history)
     followup, search_query, condensed, notes, failed = await _search_query(llm, question, followup, history, lang)
     result = await asyncio.to_thread(search_resolved, library, followup, k, filters)
+    if result.unsaid:  # "no paper here says “bathymetry”": the topic is absent, not missed
+        notes.append(messages.text("UNSAID", lang, words=", ".join(f"“{w}”" for w in result.unsaid)))
     if result.query != followup.query:  # a topic of its own, searched without the conversation
         search_query = result.query if result.query != question else None
     extractive = replace(extractive_answer(result, lang), question=question, search_query=search_query,

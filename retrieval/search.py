@@ -28,6 +28,7 @@ searched (paperbot.text.search_text), and typos are mended against the words of 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -41,13 +42,13 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import asks_how, asks_quantity, search_text, split_sentences
+from paperbot.text import STOPWORDS, asks_how, asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
 from retrieval.support import PaperTokens, leave_out, named, question_words, support, unnamed
-from retrieval.spelling import mend, typos
+from retrieval.spelling import mend, other_language, typos
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import TOO_GENERAL, Hit, Quote, SearchResult
 from retrieval.view import CorpusView, ViewFileError, store_identity
@@ -341,8 +342,27 @@ class Retriever:
                     hits[first] = replace(hits[first], relevant=True, plausible=True)
         abstained = not any(h.relevant for h in hits)
         reason = "no paper in the corpus is close enough to the question" if abstained else ""
+        # the words no paper says, of a question in English (a French one's would all be listed)
+        unsaid = self._unsaid(view, query, reach, seen) if abstained and not translated and not other_language(query) \
+            else ()
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
-                            question=question, answered=chance)
+                            question=question, answered=chance, unsaid=unsaid)
+
+    def _unsaid(self, view: CorpusView, query: str, reach: Reach, seen: np.ndarray | None) -> tuple[str, ...]:
+        """The words of `query`, as typed, that no chunk of the papers `seen` (a mask over the papers `reach` sees;
+        None: all) holds in any form: no term of the word, and no word the papers use starting as it does
+        ("purify" is said where they say "purification"). At most three: "bathymetry", "sonar"."""
+        chunks = None if seen is None else seen[view.chunk_paper_idx]
+        words = view.words(reach)
+        out: dict[str, str] = {}
+        for word in _TYPED.findall(query):
+            tokens = content_tokens(word) if word.lower() not in STOPWORDS else []
+            if not tokens or any(_any_in(view.keyword.chunks_with(t), chunks) for t in tokens):
+                continue
+            key = " ".join(tokens)  # "fingerprint" and "fingerprints" are listed once
+            if key not in out and not words.any_starting(word.lower()[:max(5, len(word) - 3)]):
+                out[key] = word
+        return tuple(out.values())[:3]
 
     def typos(self, text: str, reach: Reach = Reach.ALL) -> dict[str, str]:
         """The typos of `text` and the words they mend to, read against the papers `reach` sees
@@ -457,6 +477,13 @@ class Retriever:
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
                             answer=a, confidence=p, plausible=plausible, evidence=e))
         return hits
+
+
+_TYPED = re.compile(r"[^\W_][\w.+-]*[^\W_]|[^\W_]")  # a word as typed, compounds and versions whole: "Mamba-3"
+
+
+def _any_in(chunks: np.ndarray, seen: np.ndarray | None) -> bool:
+    return bool(len(chunks)) and (seen is None or bool(seen[chunks].any()))
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

@@ -71,7 +71,7 @@ def typos(text: str, index: KeywordIndex, library_words: Container[str],
     """The typos of `text` (lower case) and the words they mend to (the module's doc), read against
     `library_words` (every word of the library, lower case) and `index` (its chunks; `seen`: a mask of those the
     question may see, None for all)."""
-    if _OTHER_LETTERS.search(text):  # "affinés avec des masques": another language, whose words are not typos
+    if other_language(text):  # "affinés avec des masques": its words are not typos
         return {}
     stem = stem_function()
     mended: dict[str, str] = {}
@@ -87,6 +87,11 @@ def typos(text: str, index: KeywordIndex, library_words: Container[str],
     if mended:
         log.info("typos read in the question: %s", ", ".join(f"{a} → {b}" for a, b in mended.items()))
     return mended
+
+
+def other_language(text: str) -> bool:
+    """Whether `text` holds letters of a language other than English and Chinese ("modèles"; Greek symbols aside)."""
+    return bool(_OTHER_LETTERS.search(text))
 
 
 def mend(text: str, mended: dict[str, str]) -> str:

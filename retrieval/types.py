@@ -83,6 +83,7 @@ class SearchResult:
     notice: str = ""  # shown instead of the usual abstention: the filters matched no paper, and nearest values
     question: QuestionEvidence | None = None  # what the question-level check read (None: not made)
     answered: float | None = None  # its probability that the question is answered (retrieval/decision.py)
+    unsaid: tuple[str, ...] = ()  # an abstention's words, as typed, that no paper the question may see uses
 
     def to_json(self) -> dict:
         out = {"query": self.query, "abstained": self.abstained, "hits": [h.to_json() for h in self.hits]}

@@ -85,6 +85,10 @@ class Words:
     def __contains__(self, word: object) -> bool:
         return any(word in part for part in self.parts)
 
+    def any_starting(self, prefix: str) -> bool:
+        """Whether a word starts with `prefix` ("purif": "purification")."""
+        return any(w.startswith(prefix) for part in self.parts for w in part)
+
 
 class CorpusView:
     """What retrieval keeps in memory: chunk ids, their papers and the BM25 index."""

@@ -127,6 +127,15 @@ def test_a_misspelt_question_is_answered_and_says_what_was_searched(home, first_
     assert "searched for: how do discriminators help flow matching models?" in proc.stdout
 
 
+def test_an_abstention_names_the_words_no_paper_says(home, first_search):
+    proc = run(home, "ask", "is there any paper on bathymetry from sonar?")
+    assert proc.returncode == 0, proc.stderr
+    assert messages.text("ABSTAIN") in proc.stdout
+    assert "no paper here says “bathymetry”, “sonar”" in proc.stdout
+    answered = run(home, "ask", "how do people fine-tune by masking weights?")
+    assert "no paper here says" not in answered.stdout
+
+
 def test_a_search_too_general_to_answer_says_so_above_the_papers(home, first_search):
     proc = run(home, "search", "model")
     assert proc.returncode == 0, proc.stderr

@@ -76,6 +76,10 @@ async def test_a_misspelt_question_cites_the_paper_and_says_what_was_searched(bo
     embed = slash.messages[-1]["embeds"][0]
     assert embed["fields"][0]["name"] == "[1] DRL"
     assert "How do discriminators help flow matching models?" in embed["footer"]["text"]
+    async with Harness(bot) as h:
+        absent = await h.dm("is there any paper on bathymetry from sonar?")
+    assert_calls_ok(absent.calls)
+    assert "no paper here says “bathymetry”, “sonar”" in absent.messages[-1]["embeds"][0]["footer"]["text"]
     # a search too general to answer still lists papers, under the reason none answers
     listed = search.messages[-1]["embeds"][0]
     assert listed["description"].startswith(messages.text("TOO_GENERAL")[:40]) and listed["fields"]

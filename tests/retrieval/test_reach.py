@@ -92,3 +92,16 @@ def test_a_typo_is_mended_only_into_words_the_asker_s_reach_holds(shared):
     assert shared.search(typed, 5, reach=Reach.server(A)).query == "zorbification of graph molecules"
     assert shared.search(typed, 5, reach=Reach.server(B)).query == typed  # the word is only in A's library
     assert shared.search(typed, 5).query == "zorbification of graph molecules"  # the operator sees everything
+
+
+def test_an_abstention_names_the_words_no_paper_it_may_see_says(shared):
+    add(shared, A, [{"id": "b", "title": "Bathymetry of lattices",
+                     "abstract": "Bathymetry maps the depth of lattice robots folding molecules."}])
+    question = "bathymetry from sonar for coral reefs"
+    theirs = shared.search(question, 5, reach=Reach.server(B))
+    assert theirs.abstained and theirs.unsaid == ("bathymetry", "sonar", "coral")
+    mine = shared.search(question, 5, reach=Reach.server(A))  # A's own paper on bathymetry answers it
+    assert not mine.abstained and mine.unsaid == ()
+    # a word the papers say in another form is said ("molecule" where they say "molecules")
+    other = shared.search("molecule sonar for coral reefs", 5, reach=Reach.server(B))
+    assert other.abstained and other.unsaid == ("sonar", "coral", "reefs")
