@@ -157,7 +157,10 @@ class Reach:
         return cls(frozenset(str(i) for i in library_ids))
 
     def sees(self, paper: Paper) -> bool:
-        return self.everything or paper.library == PROGRAM or paper.library in self.libraries
+        return self.sees_library(paper.library)
+
+    def sees_library(self, library: str) -> bool:
+        return self.everything or library == PROGRAM or library in self.libraries
 
     def key(self) -> str:
         """A short stable name of the reach, for caches."""

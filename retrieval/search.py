@@ -295,10 +295,10 @@ class Retriever:
         if not query:
             return SearchResult(query=shown, hits=[], abstained=True, reason="empty question", filters=filters)
         view = self.view()
-        if not translated:  # a translation's words are the dictionary's, not typed (Library.search reads its typos)
-            mended = self.typos(query, reach)
-            shown, query = mend(shown, mended), mend(query, mended)
         seen = allowed = view.reach_mask(reach) if view.papers else None
+        if not translated:  # a translation's words are the dictionary's, not typed (Library.search reads its typos)
+            mended = self._typos(view, query, reach, seen)
+            shown, query = mend(shown, mended), mend(query, mended)
         if within is not None:
             if not view.papers:
                 raise EmptyCorpusError("the store holds no papers yet: run `paperbot ingest` first")
@@ -352,7 +352,7 @@ class Retriever:
         """The words of `query`, as typed, that no chunk of the papers `seen` (a mask over the papers `reach` sees;
         None: all) holds in any form: no term of the word, and no word the papers use starting as it does
         ("purify" is said where they say "purification"). At most three: "bathymetry", "sonar"."""
-        chunks = None if seen is None else seen[view.chunk_paper_idx]
+        chunks = _chunks_seen(view, seen)
         words = view.words(reach)
         out: dict[str, str] = {}
         for word in _TYPED.findall(query):
@@ -368,10 +368,11 @@ class Retriever:
         """The typos of `text` and the words they mend to, read against the papers `reach` sees
         (retrieval/spelling.py)."""
         view = self.view()
-        if not view.papers:
-            return {}
-        papers = view.reach_mask(reach)
-        return typos(text, view.keyword, view.words(reach), None if papers is None else papers[view.chunk_paper_idx])
+        return self._typos(view, text, reach, view.reach_mask(reach) if view.papers else None)
+
+    def _typos(self, view: CorpusView, text: str, reach: Reach, seen: np.ndarray | None) -> dict[str, str]:
+        """`typos` in `view`, whose papers `reach` sees by the mask `seen` (None: all)."""
+        return typos(text, view.keyword, view.words(reach), _chunks_seen(view, seen)) if view.papers else {}
 
     def _question_evidence(self, view: CorpusView, first: Hit, query: str,
                            query_vector: np.ndarray) -> QuestionEvidence | None:
@@ -480,6 +481,11 @@ class Retriever:
 
 
 _TYPED = re.compile(r"[^\W_][\w.+-]*[^\W_]|[^\W_]")  # a word as typed, compounds and versions whole: "Mamba-3"
+
+
+def _chunks_seen(view: CorpusView, seen: np.ndarray | None) -> np.ndarray | None:
+    """The chunks of the papers the mask `seen` keeps (None: all)."""
+    return None if seen is None else seen[view.chunk_paper_idx]
 
 
 def _any_in(chunks: np.ndarray, seen: np.ndarray | None) -> bool:

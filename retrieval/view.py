@@ -127,8 +127,7 @@ class CorpusView:
                 for paper in self.papers.values():
                     by_library[paper.library].update(_WORDS.findall(f"{paper.title} {paper.abstract}".lower()))
                 self._library_words = {name: frozenset(words) for name, words in by_library.items()}
-        return Words([words for name, words in self._library_words.items()
-                      if reach.everything or name == PROGRAM or name in reach.libraries])
+        return Words([words for name, words in self._library_words.items() if reach.sees_library(name)])
 
     # -- building from the store ----------------------------------------------------------------
 
