@@ -65,12 +65,13 @@ from retrieval.types import Answer
 SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
-# The real-paper sets: their file and split. The second to fourth rounds of readers' questions are dev only; the
-# fifth and sixth are test only, each written over papers no earlier question is about, and read only here.
+# The real-paper sets: their file and split. The second to fourth rounds of readers' questions and the seventh are dev
+# only; the fifth and sixth are test only, each written over papers no earlier question is about, and read only here.
 NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-dev2": (DATA / "neurips2024_questions_more.jsonl", "dev"),
                 "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev"),
                 "neurips24-dev4": (DATA / "neurips2024_questions_fourth.jsonl", "dev"),
+                "neurips24-dev5": (DATA / "neurips2024_questions_seventh.jsonl", "dev"),
                 "neurips24-test": (NEURIPS_SET, "test"),
                 "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test"),
                 "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test"),
