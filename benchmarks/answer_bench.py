@@ -9,7 +9,8 @@ Sets, each over its own corpus, in a store built once under --workdir:
   (answerable questions by style, questions no paper answers, near misses), split by its `split` field;
   `neurips24-dev2` to `-dev4`: later rounds by other readers, dev only; `neurips24-test2` / `-test3`: a fifth
   and a sixth round, test only (neurips2024_questions_fifth.jsonl, _sixth.jsonl), about papers no earlier
-  question is about; `neurips24-zh-dev` / `-zh-test`: questions in Chinese (neurips2024_questions_zh.jsonl), by
+  question is about; `neurips24-dev5`: a seventh, dev only (neurips2024_questions_seventh.jsonl), about papers
+  no test question is about, read unseen and not fitted on (docs/benchmarks.md); `neurips24-zh-dev` / `-zh-test`: questions in Chinese (neurips2024_questions_zh.jsonl), by
   a reader of the abstracts writing as a Chinese-speaking lab member would (a question, how, keywords, Chinese with
   English terms, a finding; and questions no paper answers), a paper each and no answering sentences, split
   dev/test by the order they were written in; `neurips24-zh2-dev` / `-zh2-test`: a second round by another
