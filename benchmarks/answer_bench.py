@@ -4,18 +4,20 @@ Sets, each over its own corpus, in a store built once under --workdir:
 
 * `shared-dev`: ../shared/labelled/seed_questions.dev.jsonl, a reader's questions over the bundled corpus,
   with the abstract sentences that answer each (see that folder's README);
-* `neurips24-dev` / `neurips24-test`: benchmarks/data/neurips2024_questions.jsonl over the 800 real
-  NeurIPS 2024 papers of ../shared/labelled/neurips2024_papers, written by a reader of the abstracts
-  (answerable questions by style, questions no paper answers, near misses), split by its `split` field;
-  `neurips24-dev2` to `-dev4`: later rounds by other readers, dev only; `neurips24-test2` / `-test3`: a fifth
-  and a sixth round, test only (neurips2024_questions_fifth.jsonl, _sixth.jsonl), about papers no earlier
-  question is about; `neurips24-dev5`: a seventh, dev only (neurips2024_questions_seventh.jsonl), about papers
-  no test question is about, read unseen and not fitted on (docs/benchmarks.md); `neurips24-zh-dev` / `-zh-test`: questions in Chinese (neurips2024_questions_zh.jsonl), by
-  a reader of the abstracts writing as a Chinese-speaking lab member would (a question, how, keywords, Chinese with
-  English terms, a finding; and questions no paper answers), a paper each and no answering sentences, split
-  dev/test by the order they were written in; `neurips24-zh2-dev` / `-zh2-test`: a second round by another
-  reader the same way, over other papers (neurips2024_questions_zh2.jsonl); `neurips24-zh3-test`: a third, all
-  test, written after the changes it measures (neurips2024_questions_zh3.jsonl);
+* `neurips24-dev` / `neurips24-test`: benchmarks/data/neurips2024_questions.jsonl over the 800 real NeurIPS 2024
+  papers of ../shared/labelled/neurips2024_papers, written by a reader of the abstracts (answerable questions by
+  style, questions no paper answers, near misses), split by its `split` field; `neurips24-dev2` to `-dev4`: later
+  rounds by other readers, dev only; `neurips24-test2` / `-test3`: a fifth and a sixth round, test only
+  (neurips2024_questions_fifth.jsonl, _sixth.jsonl), about papers no earlier question is about; `neurips24-dev5`: a
+  seventh, dev only (neurips2024_questions_seventh.jsonl), about papers no test question is about, read unseen and
+  not fitted on (docs/benchmarks.md); `neurips24-define-dev` / `-test`: questions asking what a paper's named method
+  is ("What is FineStyle?", "how does X work?"), with the sentences that say it, by a reader of the abstracts
+  (neurips2024_questions_define.jsonl); `neurips24-zh-dev` / `-zh-test`: questions in Chinese
+  (neurips2024_questions_zh.jsonl), by a reader of the abstracts writing as a Chinese-speaking lab member would (a
+  question, how, keywords, Chinese with English terms, a finding; and questions no paper answers), a paper each and
+  no answering sentences, split dev/test by the order they were written in; `neurips24-zh2-dev` / `-zh2-test`: a
+  second round by another reader the same way, over other papers (neurips2024_questions_zh2.jsonl);
+  `neurips24-zh3-test`: a third, all test, written after the changes it measures (neurips2024_questions_zh3.jsonl);
 * `own-dev` / `own-test`: benchmarks/data/extractive_questions.jsonl (bundled corpus and conference fixtures;
   no answering sentences labelled) with the everyday questions of offtopic_questions.txt, written beside the
   code, halved per kind by a fixed shuffle.
@@ -76,6 +78,8 @@ NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-test": (NEURIPS_SET, "test"),
                 "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test"),
                 "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test"),
+                "neurips24-define-dev": (DATA / "neurips2024_questions_define.jsonl", "dev"),
+                "neurips24-define-test": (DATA / "neurips2024_questions_define.jsonl", "test"),
                 "neurips24-zh-dev": (DATA / "neurips2024_questions_zh.jsonl", "dev"),
                 "neurips24-zh-test": (DATA / "neurips2024_questions_zh.jsonl", "test"),
                 "neurips24-zh2-dev": (DATA / "neurips2024_questions_zh2.jsonl", "dev"),

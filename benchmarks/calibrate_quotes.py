@@ -1,10 +1,10 @@
 """Fit which sentence of a paper is quoted (retrieval/snippets.py's QUOTE_* model) on readers' labelled answers.
 
 For every answerable question of the readers' dev sets (benchmarks/answer_bench.py: `shared-dev`,
-`neurips24-dev` to `-dev4`), every sentence of each gold paper is a row, labelled 1 when it is one of the
-sentences the reader marked as answering (compared as answer_bench compares quotes). A logistic regression
-over the sentence features (standardised, L2, each set weighing the same) gives the coefficients to paste into
-retrieval/snippets.py.
+`neurips24-dev` to `-dev4`) and of `neurips24-define-dev` (what a named method is), every sentence of each gold
+paper is a row, labelled 1 when it is one of the sentences the reader marked as answering (compared as
+answer_bench compares quotes). A logistic regression over the sentence features (standardised, L2, each set
+weighing the same) gives the coefficients to paste into retrieval/snippets.py.
 Printed beside them, cross-validated over the dev questions: how often the best-scored sentence of a gold
 paper is an answering one, for the fitted model and for the score it replaces (cosine + 0.75 x term share).
 
@@ -35,10 +35,14 @@ def answers_it(sentence: str, answers: list[str]) -> bool:
     return False
 
 
+# the readers' dev sets, and questions asking what a paper's named method is (which readers' questions seldom ask)
+QUOTE_SETS = (*READER_SETS, "neurips24-define-dev")
+
+
 def collect(workdir: Path) -> list[dict]:
     """Per answerable dev question and gold paper: the paper's sentences (features) and which answer."""
     rows = []
-    for name in READER_SETS:
+    for name in QUOTE_SETS:
         with library_for(workdir, "bundled" if name == "shared-dev" else "neurips24") as lib:
             items = shared_dev(lib) if name == "shared-dev" else neurips(lib, name)
             for item in items:

@@ -239,6 +239,33 @@ def states_result(text: str) -> bool:
     return bool(_RESULT.search(text))
 
 
+_ASKS_WHAT = re.compile(r"\bwhat(?:'s|’s| is| are| does| do| exactly)\b|\bexplain\b|\btell me about\b|"
+                        r"\bidea (?:behind|of)\b|\bhow (?:does|do|is|are)\b|\bdefin(?:e|ition)\b|\bmean(?:s|ing)?\b",
+                        re.I)
+_INTRODUCING = ("propose proposes introduce introduces present presents develop develops design designs call calls "
+                "called term termed dub dubbed name named coin coined release releases build builds construct "
+                "constructs curate curates").split()
+
+
+def asked_names(text: str) -> list[str]:
+    """The names a question asks to have explained ("What is BMT?", "how does AsyncThink work?", "DeePEn?"): its
+    names (`names`) when it asks what something is or how it works; [] otherwise."""
+    found = names(text)
+    alone = not set(words(text)) - {n.lower() for n in found}  # the name alone: "DeePEn?"
+    return found if found and (alone or _ASKS_WHAT.search(text)) else []
+
+
+def defines(text: str, name: str) -> bool:
+    """Whether a sentence introduces `name` and says what it is: "We call the method Bit-Mask Tuning (BMT): …",
+    "we propose DRL, which …", "AsyncThink, a …", "BMT is a …"; not one that only uses it ("BMT reaches …")."""
+    n = r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9])"
+    return bool(re.search(
+        r"\([^()]{0,40}?" + n + r"[^()]{0,40}\)"  # "Bit-Mask Tuning (BMT)"
+        r"|\b(?i:" + "|".join(_INTRODUCING) + r")\b[^.;]{0,80}?" + n  # "we propose a framework, DRL"
+        + r"|" + n + r"[}*_]*\s*(?:,|:|\u2014|--)\s*(?:a|an|the|which|that|i\.e\.)\b"  # "AsyncThink, a …"
+        + r"|" + n + r"[}*_]*\s+(?:is|are|consists|stands)\b", text))  # "BMT is a …"
+
+
 def names(text: str) -> list[str]:
     """The words of a question that name something: two capitals or more (DBSCAN, LLaVA, DeepMind), letters
     and digits together (19x19, GPT4), a capital after the first word (Mamba, Go). A paraphrase changes a

@@ -42,7 +42,7 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import STOPWORDS, asks_how, asks_quantity, search_text, split_sentences
+from paperbot.text import STOPWORDS, asked_names, asks_how, asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
@@ -318,8 +318,18 @@ class Retriever:
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
         ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
+        called = set() if within is not None or not view.papers else {
+            pid for pid in view.called(query) if allowed is None or allowed[view.paper_index[pid]]}
+        if called:
+            ranked = self._called_first(view, ranked, called, query, qvec, k)
         bar = self.settings.min_confidence_translated if translated else self.settings.min_confidence
         hits = self._with_quotes(view, ranked, query, qvec, bar)
+        if called:
+            # a question that says a paper's own name asks about that paper ("What is BMT?", "compare DRL and
+            # BMT"): those papers are the answer, whatever else the question's words come close to
+            hits = [replace(h, relevant=h.paper_id in called, plausible=h.plausible or h.paper_id in called)
+                    for h in hits]
+            return SearchResult(query=shown, hits=hits, abstained=False, reason="", filters=filters)
         question = chance = None
         if within is None and not filters and too_general(query):
             hits = [replace(h, relevant=False, plausible=False) for h in hits]
@@ -347,6 +357,18 @@ class Retriever:
             else ()
         return SearchResult(query=shown, hits=hits, abstained=abstained, reason=reason, filters=filters,
                             question=question, answered=chance, unsaid=unsaid)
+
+    def _called_first(self, view: CorpusView, ranked: list[RankedPaper], called: set[str], query: str,
+                      qvec: np.ndarray, k: int) -> list[RankedPaper]:
+        """`ranked` with the papers the question names (`called`) first, ranked among themselves, those it had
+        not ranked high enough to keep included; then the others, to `k` in all."""
+        missing = called - {r.paper_id for r in ranked}
+        if missing:
+            mask = np.zeros(len(view.papers), dtype=bool)
+            mask[[view.paper_index[pid] for pid in missing]] = True
+            ranked = ranked + self.rank(query, depth=len(missing), query_vector=qvec, view=view, allowed=mask)
+        first = [r for r in ranked if r.paper_id in called]
+        return first + [r for r in ranked if r.paper_id not in called][:max(0, k - len(first))]
 
     def _unsaid(self, view: CorpusView, query: str, reach: Reach, seen: np.ndarray | None) -> tuple[str, ...]:
         """The words of `query`, as typed, that no chunk of the papers `seen` (a mask over the papers `reach` sees;
@@ -451,10 +473,10 @@ class Retriever:
         """Each paper's sentences scored against the query, best quote first (retrieval/snippets.py)."""
         cached = self._sentences(view, paper_ids)
         terms = question_terms(view.keyword, query)
-        quantity, how = asks_quantity(query), asks_how(query)
+        quantity, how, asked = asks_quantity(query), asks_how(query), asked_names(query)
         said = said_by(query)
         return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
-                                quantity=quantity, how=how, said=said) for pid in paper_ids]
+                                quantity=quantity, how=how, said=said, asked=asked) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray,
                      min_confidence: float) -> list[Hit]:

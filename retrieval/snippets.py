@@ -6,9 +6,10 @@ the question's content terms: its cosine, the IDF-weighted share of the question
 same share weighted by how few of the paper's sentences hold each term (the question's focus words:
 "discriminator" in "how do discriminators help flow matching models?", against the topic words every
 sentence of the paper repeats), whether it speaks for the paper ("we show …") about those terms, where
-it stands, whether it states a number the question asks for, and, for a question asking how, whether it
-states the paper's method ("we propose …", "by training …") or its results ("experiments show …"). A
-conditional logit over these, fitted on the sentences readers marked as answering
+it stands, whether it states a number the question asks for, for a question asking how, whether it
+states the paper's method ("we propose …", "by training …") or its results ("experiments show …"), and,
+for one asking what a named method is, whether it introduces the name ("We call the method Bit-Mask
+Tuning (BMT): a …"). A conditional logit over these, fitted on the sentences readers marked as answering
 (benchmarks/calibrate_quotes.py), orders the quotes.
 
 Each paper's answer score, cosine + COVERAGE_WEIGHT × term share read with its title, is one of the
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperbot.text import claims_for_paper, states_method, states_number, states_result
+from paperbot.text import claims_for_paper, defines, states_method, states_number, states_result
 from retrieval.instances import holding
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Quote
@@ -38,14 +39,14 @@ SHORT_QUOTE_WORDS = 12  # a first sentence this short ("We propose DRL.") names 
 # Which sentence answers: a logistic model over the features below, fitted on the answering sentences readers
 # labelled (benchmarks/calibrate_quotes.py, dev splits only; docs/benchmarks.md). Order as QUOTE_FEATURES.
 QUOTE_FEATURES = ("cosine", "coverage", "focus", "untitled", "first", "position", "claim", "words", "cosine_lead",
-                  "focus_lead", "number", "how_method", "how_result", "how_first")
-QUOTE_MEAN = (0.5323, 0.2013, 0.2495, 0.1423, 0.1240, 0.5000, 0.4078, 3.1193, -0.1208, -0.4482, 0.0608, 0.0646,
-              0.0446, 0.0269)
-QUOTE_SCALE = (0.1335, 0.1999, 0.2498, 0.2091, 0.3296, 0.3273, 0.4914, 0.4063, 0.0992, 0.2852, 0.2390, 0.2457, 0.2064,
-               0.1619)
-QUOTE_WEIGHTS = (0.0418, -0.0800, 0.2964, 0.1810, -0.4003, -0.0206, 0.5676, 0.1335, 0.0562, 0.2596, 0.3826, 0.4914,
-                 -0.2954, -0.2105)
-QUOTE_BIAS = -1.5506
+                  "focus_lead", "number", "how_method", "how_result", "how_first", "define")
+QUOTE_MEAN = (0.4964, 0.2177, 0.2711, 0.1254, 0.1244, 0.5000, 0.3839, 3.1159, -0.1242, -0.4654, 0.0567, 0.0592, 0.0426,
+              0.0251, 0.0255)
+QUOTE_SCALE = (0.1626, 0.2400, 0.2931, 0.2029, 0.3301, 0.3275, 0.4863, 0.4086, 0.1004, 0.3191, 0.2314, 0.2360, 0.2019,
+               0.1565, 0.1577)
+QUOTE_WEIGHTS = (0.0366, -0.1260, 0.2392, 0.2418, -0.3822, -0.1640, 0.5711, 0.1253, 0.0593, 0.2197, 0.3772, 0.4095,
+                 -0.2365, -0.2259, 0.1031)
+QUOTE_BIAS = -1.4478
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class ScoredSentence:
     how_method: float = 0.0  # 1 when the question asks how and the sentence states the paper's method
     how_result: float = 0.0  # 1 when the question asks how and the sentence reports results
     how_first: float = 0.0  # 1 when the question asks how and this is the abstract's first sentence
+    define: float = 0.0  # 1 when the question asks what a name is and the sentence introduces it ("… (BMT): a …")
 
     @property
     def score(self) -> float:
@@ -99,7 +101,8 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
                     title: str = "", quantity: bool = False, how: bool = False,
-                    said: Mapping[str, tuple[frozenset[str], ...]] | None = None) -> list[ScoredSentence]:
+                    said: Mapping[str, tuple[frozenset[str], ...]] | None = None,
+                    asked: Sequence[str] = ()) -> list[ScoredSentence]:
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
@@ -111,6 +114,9 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     the one reporting results or setting the scene.
     `said`: the question's general terms and the names that say them (retrieval/instances.py): a sentence naming
     "Llama 3" holds "LLM".
+    `asked`: the names the question asks to have explained ("What is BMT?": paperbot/text.py `asked_names`), which
+    the sentence introducing them answers ("We call the method Bit-Mask Tuning (BMT): a learnable binary mask …"),
+    more than one that only uses them ("BMT reaches FPT accuracy …").
     """
     if not quotes:
         return []
@@ -136,7 +142,7 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
             cosine_lead=float(cosine) - best_cosine, focus_lead=focus[i] - best_focus,
             number=float(quantity and states_number(quote.text)),
             how_method=float(how and states_method(quote.text)), how_result=float(how and states_result(quote.text)),
-            how_first=float(how and i == 0)))
+            how_first=float(how and i == 0), define=float(any(defines(quote.text, name) for name in asked))))
     return sorted(scored, key=lambda s: -s.score)
 
 

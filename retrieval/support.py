@@ -113,6 +113,13 @@ def paper_name(paper: Paper) -> str:
     return head if 0 < len(head.split()) <= 2 else ""
 
 
+def distinctive_name(name: str) -> bool:
+    """Whether a paper's short name could be no common word: one word with two capitals or more, or letters and
+    digits ("BMT", "DiffAug", "Meta-Controller", "D2R2"; not "Devyn", "Frolic", nor "Scaling Laws")."""
+    return bool(name) and " " not in name and (sum(c.isupper() for c in name) >= 2 or (
+        any(c.isdigit() for c in name) and any(c.isalpha() for c in name)))
+
+
 def named(text: str, paper: Paper) -> float:
     """1 when the question says the paper's short name ("How much compute does ThinkSafe need?"), else 0."""
     name = paper_name(paper)

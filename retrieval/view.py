@@ -44,6 +44,7 @@ from paperbot.records import PAPER_FIELDS, PROGRAM, Paper, Reach, StoredChunk, a
 from paperbot.settings import StoreSettings
 from retrieval.filters import FilterIndex, Filters
 from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex
+from retrieval.support import distinctive_name, paper_name
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class ViewFileError(Exception):
 
 
 _WORDS = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # whole words: not "vec" of "word2vec"
+_NAMED = re.compile(r"(?<![\w.+-])[^\W_][\w.+-]*[^\W_]")  # a word as typed, compounds and versions whole: "NV-CoT"
 
 
 class Words:
@@ -116,6 +118,8 @@ class CorpusView:
         # The words of each library's papers (`words`), built on first use.
         self._library_words: dict[str, frozenset[str]] = {}
         self._words_lock = threading.Lock()
+        # Each distinctive short name → its papers (`called`), built on first use.
+        self._short_names: dict[str, list[str]] | None = None
 
     def words(self, reach: Reach = Reach.ALL) -> Words:
         """Every word of the titles and abstracts of the papers `reach` sees, lower-cased: what typos are read
@@ -128,6 +132,23 @@ class CorpusView:
                     by_library[paper.library].update(_WORDS.findall(f"{paper.title} {paper.abstract}".lower()))
                 self._library_words = {name: frozenset(words) for name, words in by_library.items()}
         return Words([words for name, words in self._library_words.items() if reach.sees_library(name)])
+
+    def called(self, text: str) -> list[str]:
+        """The papers whose own short name `text` says as written ("What is BMT?", "how does DiffAug
+        work?"): a name before its title's colon, or a one- or two-word title or label, that no common word could
+        be (`distinctive_name`), said case for case as a word of the text. Read on first use."""
+        with self._words_lock:
+            if self._short_names is None:
+                short: dict[str, list[str]] = defaultdict(list)
+                for paper in self.papers.values():
+                    name = paper_name(paper)
+                    if distinctive_name(name):
+                        short[name].append(paper.paper_id)
+                self._short_names = dict(short)
+        out: list[str] = []
+        for word in dict.fromkeys(_NAMED.findall(text)):
+            out.extend(self._short_names.get(word, ()))
+        return out
 
     # -- building from the store ----------------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from paperbot.text import (asks_how, clean_question, content_words, names, readable, says_name, sentences,
-                           split_sentences, states_method, states_result, stem, strip_control)
+from paperbot.text import (asked_names, asks_how, clean_question, content_words, defines, names, readable, says_name,
+                           sentences, split_sentences, states_method, states_result, stem, strip_control)
 
 
 @pytest.mark.parametrize(
@@ -150,3 +150,33 @@ def test_a_question_asking_how_is_told_from_one_asking_how_much(question, how):
 def test_a_sentence_stating_a_method_is_told_from_one_reporting_results(sentence, method, result):
     assert states_method(sentence) is method
     assert states_result(sentence) is result
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("What is BMT?", ["BMT"]),
+    ("what's AsyncThink", ["AsyncThink"]),
+    ("how does AsyncThink work?", ["AsyncThink"]),
+    ("DeePEn?", ["DeePEn"]),  # the name alone
+    ("explain NV-CoT", ["NV", "CoT"]),
+    ("Which paper uses RLVR for instruction following?", []),  # names a technique, asks for a paper
+    ("how do people fine-tune by masking weights?", []),  # asks how, names nothing
+    ("What accuracy does IFDecorator reach on IFEval?", []),  # asks for a number
+])
+def test_a_question_asking_what_a_name_is_is_told_apart(question, asked):
+    assert asked_names(question) == asked
+
+
+@pytest.mark.parametrize("sentence, name, defined", [
+    ("We call the method Bit-Mask Tuning (BMT): a learnable binary keep/zero mask over the gate projection.", "BMT",
+     True),
+    ("We propose a training-free ensemble framework \\textsc{DeePEn}, fusing the distributions of several LLMs.",
+     "DeePEn", True),
+    ("AsyncThink, a new reasoning paradigm, lets a model organise its own thinking into concurrent threads.",
+     "AsyncThink", True),
+    ("DRL is a reward learned by a discriminator.", "DRL", True),
+    ("BMT reaches FPT accuracy at our largest backbones.", "BMT", False),  # uses the name, says what it achieves
+    ("We compare against BMT and LoRA on three benchmarks.", "BMT", False),
+    ("Bit-Mask Tuning (BMTX) masks weights.", "BMT", False),  # another name that starts the same
+])
+def test_a_sentence_introducing_a_name_is_told_from_one_using_it(sentence, name, defined):
+    assert defines(sentence, name) is defined

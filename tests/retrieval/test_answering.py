@@ -152,3 +152,23 @@ def test_sentences_are_scored_with_term_coverage_and_title():
     assert [s.quote.text for s in titled] == [s.quote.text for s in scored]
     assert all(s.titled == pytest.approx(1.0) for s in titled) and titled[1].coverage == 0.0
     assert best_answer(titled) == pytest.approx(answer_score(1.0, 1.0), abs=1e-3)
+
+
+def test_what_a_name_is_is_quoted_from_the_sentence_introducing_it(library):
+    # "BMT reaches FPT accuracy …" uses the name; the sentence that says what BMT is introduces it
+    answer = extractive_answer(library.search("what is BMT?"))
+    assert _labels(answer) == ["BMT"], _labels(answer)
+    assert answer.citations[0].quote.startswith("We call the method Bit-Mask Tuning (BMT)"), answer.citations[0].quote
+
+
+def test_a_question_naming_two_papers_cites_both_and_nothing_else(library):
+    result = library.search("compare DRL and BMT")
+    assert not result.abstained
+    assert sorted(h.paper.label for h in result.hits if h.relevant) == ["BMT", "DRL"]
+    assert [h.paper.label for h in result.hits[:2]] in (["DRL", "BMT"], ["BMT", "DRL"])  # the named papers first
+
+
+def test_a_name_said_in_another_case_or_as_a_common_word_names_no_paper(library):
+    # the lower-case word is not the name as the paper writes it: the question is decided on its words
+    assert not library.retriever.view().called("what is bmt?")
+    assert library.retriever.view().called("what is BMT?") == [h.paper_id for h in library.search("BMT").hits[:1]]

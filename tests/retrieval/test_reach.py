@@ -105,3 +105,12 @@ def test_an_abstention_names_the_words_no_paper_it_may_see_says(shared):
     # a word the papers say in another form is said ("molecule" where they say "molecules")
     other = shared.search("molecule sonar for coral reefs", 5, reach=Reach.server(B))
     assert other.abstained and other.unsaid == ("sonar", "coral", "reefs")
+
+
+def test_a_paper_named_in_a_question_is_cited_only_where_its_library_is_seen(shared):
+    add(shared, A, [{"id": "z", "title": "ZorbNet: lattices for molecules",
+                     "abstract": "ZorbNet folds graph molecules into lattices with a learned kernel."}])
+    mine = shared.search("what is ZorbNet?", 5, reach=Reach.server(A))
+    assert [h.paper.title for h in mine.hits if h.relevant] == ["ZorbNet: lattices for molecules"]
+    theirs = shared.search("what is ZorbNet?", 5, reach=Reach.server(B))
+    assert all("ZorbNet" not in h.paper.title for h in theirs.hits)

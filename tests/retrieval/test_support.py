@@ -10,7 +10,8 @@ import pytest
 from retrieval.decision import answered
 from paperbot.records import Paper
 from retrieval.library import Library
-from retrieval.support import PaperTokens, leave_out, named, paper_name, question_words, support, unnamed
+from retrieval.support import (PaperTokens, distinctive_name, leave_out, named, paper_name, question_words, support,
+                               unnamed)
 from tests.conftest import make_settings, seed_store
 
 MASKING = "fine-tuning a language model by zeroing a tiny fraction of its weights"
@@ -73,6 +74,15 @@ def test_a_lone_common_word_is_not_answered_for_certain(library):
 ])
 def test_a_paper_s_short_name(title, label, name):
     assert paper_name(Paper(paper_id="p", source="s.txt", position=1, abstract="", label=label, title=title)) == name
+
+
+@pytest.mark.parametrize("name, distinctive", [
+    ("BMT", True), ("DiffAug", True), ("Meta-Controller", True), ("D2R2", True), ("LIVE", True),
+    ("Devyn", False), ("Frolic", False),  # a capitalised word could be any word at a sentence's start
+    ("Scaling Laws", False), ("", False),
+])
+def test_a_short_name_that_no_common_word_could_be(name, distinctive):
+    assert distinctive_name(name) is distinctive
 
 
 def test_a_question_saying_the_paper_s_name_asks_about_it(library):
