@@ -255,6 +255,16 @@ def asked_names(text: str) -> list[str]:
     return found if found and (alone or _ASKS_WHAT.search(text)) else []
 
 
+def about_names(text: str) -> bool:
+    """Whether a question asks about the things it names themselves: what they are ("What is BMT?", `asked_names`),
+    or nothing but them ("compare DRL and BMT", "BMT vs DRL", "DiffAug?"); not "DRL for robot locomotion", which
+    asks about locomotion."""
+    if asked_names(text):
+        return True
+    found = {n.lower() for n in names(text)}
+    return bool(found) and all(w in found or w in STOPWORDS or w in REFERENCE_WORDS for w in words(text))
+
+
 def defines(text: str, name: str) -> bool:
     """Whether a sentence introduces `name` and says what it is: "We call the method Bit-Mask Tuning (BMT): …",
     "we propose DRL, which …", "AsyncThink, a …", "BMT is a …"; not one that only uses it ("BMT reaches …")."""

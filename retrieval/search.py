@@ -42,7 +42,7 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import STOPWORDS, asked_names, asks_how, asks_quantity, search_text, split_sentences
+from paperbot.text import STOPWORDS, about_names, asked_names, asks_how, asks_quantity, search_text, split_sentences
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
@@ -318,15 +318,15 @@ class Retriever:
                                     filters=filters, notice=notice)
         qvec = self.embedder.encode([query[:MAX_QUERY_CHARS]])[0]
         ranked = self.rank(query, depth=max(CANDIDATES, k), query_vector=qvec, view=view, allowed=allowed)[:k]
-        called = set() if within is not None or not view.papers else {
+        called = set() if within is not None or not view.papers or not about_names(query) else {
             pid for pid in view.called(query) if allowed is None or allowed[view.paper_index[pid]]}
         if called:
             ranked = self._called_first(view, ranked, called, query, qvec, k)
         bar = self.settings.min_confidence_translated if translated else self.settings.min_confidence
         hits = self._with_quotes(view, ranked, query, qvec, bar)
         if called:
-            # a question that says a paper's own name asks about that paper ("What is BMT?", "compare DRL and
-            # BMT"): those papers are the answer, whatever else the question's words come close to
+            # a question about papers it calls by their own names ("What is BMT?", "compare DRL and BMT"): those
+            # papers are the answer, whatever else its words come close to
             hits = [replace(h, relevant=h.paper_id in called, plausible=h.plausible or h.paper_id in called)
                     for h in hits]
             return SearchResult(query=shown, hits=hits, abstained=False, reason="", filters=filters)

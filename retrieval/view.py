@@ -43,7 +43,7 @@ from paperbot.memory import release_free_memory
 from paperbot.records import PAPER_FIELDS, PROGRAM, Paper, Reach, StoredChunk, assemble_parts, indexed_text
 from paperbot.settings import StoreSettings
 from retrieval.filters import FilterIndex, Filters
-from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex
+from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex, tokenize
 from retrieval.support import distinctive_name, paper_name
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,8 @@ class CorpusView:
     def called(self, text: str) -> list[str]:
         """The papers whose own short name `text` says as written ("What is BMT?", "how does DiffAug
         work?"): a name before its title's colon, or a one- or two-word title or label, that no common word could
-        be (`distinctive_name`), said case for case as a word of the text. Read on first use."""
+        be (`distinctive_name`), said case for case as a word of the text, and by no other paper (where another
+        abstract says "DRL" for deep reinforcement learning, "DRL" names no one paper). Read on first use."""
         with self._words_lock:
             if self._short_names is None:
                 short: dict[str, list[str]] = defaultdict(list)
@@ -147,8 +148,22 @@ class CorpusView:
                 self._short_names = dict(short)
         out: list[str] = []
         for word in dict.fromkeys(_NAMED.findall(text)):
-            out.extend(self._short_names.get(word, ()))
+            named = self._short_names.get(word, ())
+            if named and not self._said_elsewhere(word, named):
+                out.extend(named)
         return out
+
+    def _said_elsewhere(self, name: str, named: Sequence[str]) -> bool:
+        """Whether a paper other than `named` says `name` as written in its title or abstract."""
+        said = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+        ids = list(self.papers)
+        for token in tokenize(name)[:1]:  # the name whole, as the keyword index holds it
+            chunks = self.keyword.chunks_with(token)
+            for i in {int(p) for p in self.chunk_paper_idx[chunks]}:
+                paper = self.papers[ids[i]]
+                if paper.paper_id not in named and said.search(f"{paper.title} {paper.abstract}"):
+                    return True
+        return False
 
     # -- building from the store ----------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paperbot.text import (asked_names, asks_how, clean_question, content_words, defines, names, readable, says_name,
+from paperbot.text import (about_names, asked_names, asks_how, clean_question, content_words, defines, names, readable, says_name,
                            sentences, split_sentences, states_method, states_result, stem, strip_control)
 
 
@@ -180,3 +180,15 @@ def test_a_question_asking_what_a_name_is_is_told_apart(question, asked):
 ])
 def test_a_sentence_introducing_a_name_is_told_from_one_using_it(sentence, name, defined):
     assert defines(sentence, name) is defined
+
+
+@pytest.mark.parametrize("question, about", [
+    ("What is BMT?", True),
+    ("compare DRL and BMT", True),  # nothing but the names and a reference word
+    ("BMT vs DRL?", True),
+    ("DRL for robot locomotion", False),  # asks about locomotion: "DRL" may be deep reinforcement learning
+    ("Which paper uses RLVR for instruction following?", False),
+    ("how do people fine-tune by masking weights?", False),  # names nothing
+])
+def test_a_question_about_the_things_it_names_is_told_from_one_using_a_name(question, about):
+    assert about_names(question) is about

@@ -172,3 +172,8 @@ def test_a_name_said_in_another_case_or_as_a_common_word_names_no_paper(library)
     # the lower-case word is not the name as the paper writes it: the question is decided on its words
     assert not library.retriever.view().called("what is bmt?")
     assert library.retriever.view().called("what is BMT?") == [h.paper_id for h in library.search("BMT").hits[:1]]
+
+
+def test_a_name_beside_another_topic_is_decided_on_the_question_s_words(library):
+    # "DRL" is the discriminator paper's name, and deep reinforcement learning's too: robot locomotion is absent
+    assert library.search("DRL for robot locomotion").abstained

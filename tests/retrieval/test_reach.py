@@ -114,3 +114,12 @@ def test_a_paper_named_in_a_question_is_cited_only_where_its_library_is_seen(sha
     assert [h.paper.title for h in mine.hits if h.relevant] == ["ZorbNet: lattices for molecules"]
     theirs = shared.search("what is ZorbNet?", 5, reach=Reach.server(B))
     assert all("ZorbNet" not in h.paper.title for h in theirs.hits)
+
+
+def test_a_name_another_paper_says_names_no_paper(shared):
+    add(shared, A, [{"id": "z", "title": "ZorbNet: lattices for molecules",
+                     "abstract": "ZorbNet folds graph molecules into lattices with a learned kernel."},
+                    {"id": "y", "title": "Kernels for lattices",
+                     "abstract": "We compare our kernels with ZorbNet on folded graph molecules."}])
+    view = shared.retriever.view()
+    assert view.called("what is ZorbNet?") == []  # the second abstract says it too: which paper is meant is open
