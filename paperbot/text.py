@@ -156,7 +156,8 @@ GENERIC_WORDS = frozenset(
     "introduces show shows work study studies new one first second yes".split())
 # Words that point at earlier answers or frame a request ("compare the first two"): never a follow-up's topic.
 REFERENCE_WORDS = frozenset(
-    "paper papers one ones tell more show explain please compare versus vs difference differences differ work works "
+    "paper papers one ones tell more show explain please compare comparison versus vs difference differences differ "
+    "work works "
     "result results source sources number first second third fourth fifth last use uses used using describe "
     "summarize summarise method methods approach study studies much many big need needs yes".split())
 

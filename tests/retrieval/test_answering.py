@@ -177,3 +177,9 @@ def test_a_name_said_in_another_case_or_as_a_common_word_names_no_paper(library)
 def test_a_name_beside_another_topic_is_decided_on_the_question_s_words(library):
     # "DRL" is the discriminator paper's name, and deep reinforcement learning's too: robot locomotion is absent
     assert library.search("DRL for robot locomotion").abstained
+
+
+@pytest.mark.parametrize("question", ["比较一下DRL和BMT", "DRL跟BMT比怎么样", "DRL和BMT有什么区别？"])
+def test_a_chinese_question_comparing_two_named_papers_cites_both(library, question):
+    result = library.search(question)
+    assert sorted(h.paper.label for h in result.hits if h.relevant) == ["BMT", "DRL"], question
