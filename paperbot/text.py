@@ -145,6 +145,14 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+_TYPED = re.compile(r"[^\W_][\w.+-]*[^\W_]|[^\W_]")
+
+
+def typed_words(text: str) -> list[str]:
+    """The words of `text` as typed, compounds and versions whole: "Mamba-3", "NV-CoT", "v1.5"."""
+    return _TYPED.findall(text)
+
+
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """The words of `text` as typed (case kept), each with its start and end: what `words` lower-cases."""
     return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]

@@ -28,7 +28,6 @@ searched (paperbot.text.search_text), and typos are mended against the words of 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -42,7 +41,8 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import STOPWORDS, about_names, asked_names, asks_how, asks_quantity, search_text, split_sentences
+from paperbot.text import (STOPWORDS, about_names, asked_names, asks_how, asks_quantity, search_text, split_sentences,
+                           typed_words)
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
@@ -377,7 +377,7 @@ class Retriever:
         chunks = _chunks_seen(view, seen)
         words = view.words(reach)
         out: dict[str, str] = {}
-        for word in _TYPED.findall(query):
+        for word in typed_words(query):
             tokens = content_tokens(word) if word.lower() not in STOPWORDS else []
             if not tokens or any(_any_in(view.keyword.chunks_with(t), chunks) for t in tokens):
                 continue
@@ -500,9 +500,6 @@ class Retriever:
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
                             answer=a, confidence=p, plausible=plausible, evidence=e))
         return hits
-
-
-_TYPED = re.compile(r"[^\W_][\w.+-]*[^\W_]|[^\W_]")  # a word as typed, compounds and versions whole: "Mamba-3"
 
 
 def _chunks_seen(view: CorpusView, seen: np.ndarray | None) -> np.ndarray | None:

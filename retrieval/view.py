@@ -42,6 +42,7 @@ from ingest.store import Store
 from paperbot.memory import release_free_memory
 from paperbot.records import PAPER_FIELDS, PROGRAM, Paper, Reach, StoredChunk, assemble_parts, indexed_text
 from paperbot.settings import StoreSettings
+from paperbot.text import typed_words
 from retrieval.filters import FilterIndex, Filters
 from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex, tokenize
 from retrieval.support import distinctive_name, paper_name
@@ -75,7 +76,6 @@ class ViewFileError(Exception):
 
 
 _WORDS = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # whole words: not "vec" of "word2vec"
-_NAMED = re.compile(r"(?<![\w.+-])[^\W_][\w.+-]*[^\W_]")  # a word as typed, compounds and versions whole: "NV-CoT"
 
 
 class Words:
@@ -147,7 +147,7 @@ class CorpusView:
                         short[name].append(paper.paper_id)
                 self._short_names = dict(short)
         out: list[str] = []
-        for word in dict.fromkeys(_NAMED.findall(text)):
+        for word in dict.fromkeys(typed_words(text)):
             named = self._short_names.get(word, ())
             if named and not self._said_elsewhere(word, named):
                 out.extend(named)
