@@ -30,6 +30,8 @@ Printed per set (and per kind with --kinds):
   * first gold: answerable questions whose first citation is a gold paper;
   * quote ans.: answered answerable questions whose every cited gold paper is quoted with one of its
     answering sentences (and at least one gold paper is cited); the README's normalisation;
+  * sent. ans.: of the sentences quoted for cited gold papers (answered answerable questions), the share that
+    answer (hold, or are part of, a labelled answering sentence): what a quote adds beside the one that answers;
   * correct: the shared README's score (answered, first citation gold, its quote answers; none: abstained).
   * llm asked: questions for which an LLM, when configured, would be asked (the looser gate).
 
@@ -188,6 +190,12 @@ def quote_answers(quote: str, answers: list[str]) -> bool:
     return any(normalise(a) and normalise(a) in q for a in answers)
 
 
+def sentence_answers(sentence: str, answers: list[str]) -> bool:
+    """Whether one quoted sentence answers: it holds a labelled answering sentence, or is a part of one."""
+    q = normalise(sentence)
+    return bool(q) and any(normalise(a) and (normalise(a) in q or q in normalise(a)) for a in answers)
+
+
 def answer_for(lib: Library, item: dict) -> Answer:
     """The answer a user gets without an LLM (`paperbot ask`, the bot): the very function they go through."""
     history = [Turn(t["question"], tuple(t.get("cited", ()))) for t in item.get("history", ())]
@@ -205,8 +213,12 @@ def score(lib: Library, items: list[dict], set_name: str) -> list[dict]:
         first_gold = bool(cited) and cited[0] in gold
         cited_gold = [p for p in cited if p in gold]
         quote_ok = None
+        sentences: list[bool] = []  # each sentence quoted for a cited gold paper: whether it answers
         if answerable and item["answers"] and not answer.abstained:
             quote_ok = bool(cited_gold) and all(quote_answers(quotes[p], item["answers"][p]) for p in cited_gold)
+            hits = {h.paper_id: h for h in answer.hits}
+            sentences = [sentence_answers(q.text, item["answers"][p]) for p in cited_gold if p in hits
+                         for q in hits[p].quotes]
         if answerable:
             correct = (not answer.abstained and first_gold
                        and (quote_ok if quote_ok is not None else True))
@@ -214,7 +226,7 @@ def score(lib: Library, items: list[dict], set_name: str) -> list[dict]:
             correct = answer.abstained
         rows.append({"set": set_name, "q": item["q"], "kind": item["kind"], "gold": gold,
                      "abstained": answer.abstained, "cited": cited, "first_gold": first_gold,
-                     "quote_ok": quote_ok, "correct": correct, "llm_asked": llm_asked(answer),
+                     "quote_ok": quote_ok, "sentences": sentences, "correct": correct, "llm_asked": llm_asked(answer),
                      "quotes": quotes, "top": [h.paper_id for h in answer.hits[:3]]})
     return rows
 
@@ -236,7 +248,10 @@ def totals(rows: list[dict]) -> dict:
     return {"n": len(rows), "answerable": len(ans), "none": len(none), "near": len(near),
             "abst_ans": share(ans, lambda r: r["abstained"]), "abst_none": share(none, lambda r: r["abstained"]),
             "abst_near": share(near, lambda r: r["abstained"]), "first_gold": share(ans, lambda r: r["first_gold"]),
-            "quote_ans": share(answered, lambda r: r["quote_ok"]), "correct": share(rows, lambda r: r["correct"]),
+            "quote_ans": share(answered, lambda r: r["quote_ok"]),
+            "sent_ans": (sum(sum(r["sentences"]) for r in answered) / quoted
+                         if (quoted := sum(len(r["sentences"]) for r in answered)) else None),
+            "correct": share(rows, lambda r: r["correct"]),
             "llm_ans": share(ans, lambda r: r["llm_asked"]), "llm_none": share(none + near, lambda r: r["llm_asked"])}
 
 
@@ -245,13 +260,15 @@ def _fmt(x: float | None) -> str:
 
 
 HEADER = (f"{'set':<22} {'n':>4} {'ans':>4} {'none':>4} {'near':>4} {'abst.ans':>8} {'abst.none':>9} "
-          f"{'abst.near':>9} {'1st gold':>8} {'quote ans':>9} {'correct':>8} {'llm ans':>8} {'llm none':>8}")
+          f"{'abst.near':>9} {'1st gold':>8} {'quote ans':>9} {'sent.ans':>8} {'correct':>8} {'llm ans':>8} "
+          f"{'llm none':>8}")
 
 
 def line(name: str, t: dict) -> str:
     return (f"{name:<22} {t['n']:>4} {t['answerable']:>4} {t['none']:>4} {t['near']:>4} {_fmt(t['abst_ans']):>8} "
             f"{_fmt(t['abst_none']):>9} {_fmt(t['abst_near']):>9} {_fmt(t['first_gold']):>8} "
-            f"{_fmt(t['quote_ans']):>9} {_fmt(t['correct']):>8} {_fmt(t['llm_ans']):>8} {_fmt(t['llm_none']):>8}")
+            f"{_fmt(t['quote_ans']):>9} {_fmt(t['sent_ans']):>8} {_fmt(t['correct']):>8} {_fmt(t['llm_ans']):>8} "
+            f"{_fmt(t['llm_none']):>8}")
 
 
 def run(workdir: Path, sets: list[str]) -> list[dict]:

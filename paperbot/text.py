@@ -248,6 +248,26 @@ def states_result(text: str) -> bool:
     return bool(_RESULT.search(text))
 
 
+# Where a paper's code or page is, not what it finds: a link, or "code is available / will be released".
+_POINTER = re.compile(r"https?://|\bwww\.|github\.com|\.github\.io\b|4open\.science|huggingface\.co/", re.I)
+_CODE_AVAILABLE = re.compile(r"\b(?:code|codes|source code|implementation|project page)\b[^.;]{0,60}?"
+                             r"\b(?:is|are|will be|has been|have been)\s+(?:made\s+)?(?:publicly\s+|freely\s+|openly\s+)?"
+                             r"(?:available|released|open-sourced|accessible)\b", re.I)
+_ASKS_CODE = re.compile(r"\b(?:code|codes|github|repo|repos|repository|repositories|implementation|(?:the )?links? (?:to|for)|url|"
+                        r"website|project page|download|open[- ]sourced?)\b", re.I)
+
+
+def points_elsewhere(text: str) -> bool:
+    """Whether a sentence says where the paper's code or page is ("Our code is available at https://…",
+    "Code will be released.") rather than what the paper does or finds."""
+    return bool(_POINTER.search(text) or _CODE_AVAILABLE.search(text))
+
+
+def asks_for_code(text: str) -> bool:
+    """Whether a question asks for a paper's code, repository or link ("is the code of DRL public?")."""
+    return bool(_ASKS_CODE.search(text))
+
+
 _ASKS_WHAT = re.compile(r"\bwhat(?:'s|’s| is| are| does| do| exactly)\b|\bexplain\b|\btell me about\b|"
                         r"\bidea (?:behind|of)\b|\bhow (?:does|do|is|are)\b|\bdefin(?:e|ition)\b|\bmean(?:s|ing)?\b",
                         re.I)

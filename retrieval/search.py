@@ -41,8 +41,8 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import (STOPWORDS, about_names, asked_names, asks_how, asks_quantity, search_text, split_sentences,
-                           typed_words)
+from paperbot.text import (STOPWORDS, about_names, asked_names, asks_for_code, asks_how, asks_quantity, search_text,
+                           split_sentences, typed_words)
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
@@ -475,8 +475,9 @@ class Retriever:
         terms = question_terms(view.keyword, query)
         quantity, how, asked = asks_quantity(query), asks_how(query), asked_names(query)
         said = said_by(query)
+        code = asks_for_code(query)
         return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
-                                quantity=quantity, how=how, said=said, asked=asked) for pid in paper_ids]
+                                quantity=quantity, how=how, said=said, asked=asked, code=code) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray,
                      min_confidence: float) -> list[Hit]:

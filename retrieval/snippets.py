@@ -10,7 +10,9 @@ it stands, whether it states a number the question asks for, for a question aski
 states the paper's method ("we propose …", "by training …") or its results ("experiments show …"), and,
 for one asking what a named method is, whether it introduces the name ("We call the method Bit-Mask
 Tuning (BMT): a …"). A conditional logit over these, fitted on the sentences readers marked as answering
-(benchmarks/calibrate_quotes.py), orders the quotes.
+(benchmarks/calibrate_quotes.py), orders the quotes. A sentence saying where the code is ("Our code is
+available at https://…") is quoted only to a question asking for it, and a sentence that only reports results
+is not added to one stating the method, unless the question asks for a number.
 
 Each paper's answer score, cosine + COVERAGE_WEIGHT × term share read with its title, is one of the
 signals retrieval/decision.py weighs to decide whether the paper answers at all.
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperbot.text import claims_for_paper, defines, states_method, states_number, states_result
+from paperbot.text import claims_for_paper, defines, points_elsewhere, states_method, states_number, states_result
 from retrieval.instances import holding
 from retrieval.keyword import KeywordIndex, content_tokens, tokenize
 from retrieval.types import Quote
@@ -68,6 +70,10 @@ class ScoredSentence:
     how_result: float = 0.0  # 1 when the question asks how and the sentence reports results
     how_first: float = 0.0  # 1 when the question asks how and this is the abstract's first sentence
     define: float = 0.0  # 1 when the question asks what a name is and the sentence introduces it ("… (BMT): a …")
+    # Not read by the model; which of the ordered sentences may be quoted (`quotes_of`):
+    pointer: bool = False  # it says where the code is, to a question not asking for it
+    method: bool = False  # it states the paper's method ("we propose …")
+    results_only: bool = False  # it reports results and states no method, to a question not asking for a number
 
     @property
     def score(self) -> float:
@@ -102,7 +108,7 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
                     title: str = "", quantity: bool = False, how: bool = False,
                     said: Mapping[str, tuple[frozenset[str], ...]] | None = None,
-                    asked: Sequence[str] = ()) -> list[ScoredSentence]:
+                    asked: Sequence[str] = (), code: bool = False) -> list[ScoredSentence]:
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
@@ -117,6 +123,7 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     `asked`: the names the question asks to have explained ("What is BMT?": paperbot/text.py `asked_names`), which
     the sentence introducing them answers ("We call the method Bit-Mask Tuning (BMT): a learnable binary mask …"),
     more than one that only uses them ("BMT reaches FPT accuracy …").
+    `code`: the question asks for the paper's code or link, which a sentence saying where it is answers.
     """
     if not quotes:
         return []
@@ -142,7 +149,9 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
             cosine_lead=float(cosine) - best_cosine, focus_lead=focus[i] - best_focus,
             number=float(quantity and states_number(quote.text)),
             how_method=float(how and states_method(quote.text)), how_result=float(how and states_result(quote.text)),
-            how_first=float(how and i == 0), define=float(any(defines(quote.text, name) for name in asked))))
+            how_first=float(how and i == 0), define=float(any(defines(quote.text, name) for name in asked)),
+            pointer=not code and points_elsewhere(quote.text), method=states_method(quote.text),
+            results_only=not quantity and states_result(quote.text) and not states_method(quote.text)))
     return sorted(scored, key=lambda s: -s.score)
 
 
@@ -153,13 +162,16 @@ def best_answer(scored: Sequence[ScoredSentence]) -> float | None:
 
 def quotes_of(scored: Sequence[ScoredSentence]) -> tuple[Quote, ...]:
     """The best sentence, and the second best when it is nearly as good (and the first is not long), or when the
-    first is too short to say more than a name."""
+    first is too short to say more than a name; never a sentence saying where the code is (unless asked, or
+    there is nothing else), nor, beside one stating the method, one that only reports results."""
+    scored = [s for s in scored if not s.pointer] or list(scored)
     if not scored:
         return ()
     best = [scored[0]]
     first = scored[0]
     if len(scored) > 1 and (len(first.quote.text.split()) < SHORT_QUOTE_WORDS
                             or (scored[1].probability >= SECOND_QUOTE_SHARE * first.probability
-                                and len(first.quote.text) < SECOND_QUOTE_MAX_FIRST)):
+                                and len(first.quote.text) < SECOND_QUOTE_MAX_FIRST)) \
+            and not (first.method and scored[1].results_only):
         best.append(scored[1])
     return tuple(s.quote for s in best[:MAX_QUOTES])

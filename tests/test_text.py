@@ -192,3 +192,17 @@ def test_a_sentence_introducing_a_name_is_told_from_one_using_it(sentence, name,
 ])
 def test_a_question_about_the_things_it_names_is_told_from_one_using_a_name(question, about):
     assert about_names(question) is about
+
+
+def test_points_elsewhere_and_asks_for_code():
+    from paperbot.text import asks_for_code, points_elsewhere
+
+    assert points_elsewhere("Our code is available at: [https://github.com/x/IntraMix](https://github.com/x/IntraMix).")
+    assert points_elsewhere("Code will be released.") and points_elsewhere("Source code has been made publicly available.")
+    assert points_elsewhere("Project page: www.example.org/gaussians")
+    # a result or a release that is itself the answer is not a pointer
+    assert not points_elsewhere("setting record FIDs of 1.01 for 64x64, using publicly available networks.")
+    assert not points_elsewhere("We release a dataset of 10,000 annotated molecules.")
+    assert asks_for_code("is the code of DRL public?") and asks_for_code("where's the github repo for BMT")
+    assert asks_for_code("link to the BMT paper?")
+    assert not asks_for_code("how do people encode links in graphs?") and not asks_for_code("what is BMT?")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrieval.answer import extractive_answer
-from retrieval.snippets import answer_score, best_answer, score_sentences
+from retrieval.snippets import answer_score, best_answer, quotes_of, score_sentences
 from retrieval.types import Quote
 
 HIPHY = "p92a182909f92740"  # the physics-aware video generation paper of the bundled corpus
@@ -136,6 +136,43 @@ def test_a_how_question_quotes_the_sentence_naming_the_mechanism(library):
     answer = extractive_answer(library.search("How do discriminators help flow matching models?"))
     assert answer.citations and answer.citations[0].label == "DRL", _labels(answer)
     assert "trains a discriminator" in answer.citations[0].quote
+
+
+def test_where_the_code_is_is_quoted_only_to_a_question_asking_for_it():
+    import numpy as np
+
+    # the link sentence is the closest to the question; it says where the code is, not how the method works
+    quotes = _abstract("Text-to-image models can be prompted to make unsafe images.",
+                       "GuardT2I turns the prompt embedding back into plain text with a conditional language model.",
+                       "Our framework is available at https://github.com/cure-lab/GuardT2I.")
+    vectors = np.array([[0.6, 0.8], [0.85, 0.53], [0.95, 0.31]], dtype=np.float16)
+    terms = {"guardt": 1.0}
+    question = np.array([1.0, 0.0])  # "how does GuardT2I work?"
+    scored = score_sentences(quotes, vectors, question, terms, how=True, asked=("GuardT2I",))
+    assert scored[0].quote.text.startswith("Our framework is available"), [s.quote.text for s in scored]
+    assert [q.text for q in quotes_of(scored)][0].startswith("GuardT2I turns the prompt embedding")
+    assert all("github" not in q.text for q in quotes_of(scored))
+    asked = score_sentences(quotes, vectors, question, terms, how=True, asked=("GuardT2I",), code=True)
+    assert quotes_of(asked)[0].text.startswith("Our framework is available")
+    only_link = score_sentences(quotes[2:], vectors[2:], question, terms, how=True)  # nothing else to quote
+    assert [q.text for q in quotes_of(only_link)] == [quotes[2].text]
+
+
+def test_a_results_sentence_is_not_added_to_the_method_it_follows():
+    import numpy as np
+
+    quotes = _abstract("We propose ESPACE, an LLM compression technique based on dimensionality reduction of "
+                       "activations by projecting them onto pre-calibrated principal components.",
+                       "Our experiments show that ESPACE compresses GPT3 by 50% with a small accuracy loss.")
+    vectors = np.array([[0.9, 0.44], [0.99, 0.14]], dtype=np.float16)
+    terms = {"espac": 1.0}
+    question = np.array([1.0, 0.0])  # "what is ESPACE?"
+    scored = score_sentences(quotes, vectors, question, terms, asked=("ESPACE",))
+    assert scored[1].probability >= 0.7 * scored[0].probability  # near enough to be quoted beside it ...
+    assert [q.text for q in quotes_of(scored)] == [quotes[0].text]  # ... but it reports, and the first says how
+    # a question asking for a number ("how much does ESPACE compress GPT3?") is answered by the result
+    counted = score_sentences(quotes, vectors, question, terms, asked=("ESPACE",), quantity=True)
+    assert quotes[1].text in [q.text for q in quotes_of(counted)]
 
 
 def test_sentences_are_scored_with_term_coverage_and_title():
