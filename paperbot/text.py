@@ -253,8 +253,8 @@ _POINTER = re.compile(r"https?://|\bwww\.|github\.com|\.github\.io\b|4open\.scie
 _CODE_AVAILABLE = re.compile(r"\b(?:code|codes|source code|implementation|project page)\b[^.;]{0,60}?"
                              r"\b(?:is|are|will be|has been|have been)\s+(?:made\s+)?(?:publicly\s+|freely\s+|openly\s+)?"
                              r"(?:available|released|open-sourced|accessible)\b", re.I)
-_ASKS_CODE = re.compile(r"\b(?:code|codes|github|repo|repos|repository|repositories|implementation|(?:the )?links? (?:to|for)|url|"
-                        r"website|project page|download|open[- ]sourced?)\b", re.I)
+_ASKS_CODE = re.compile(r"\b(?:code|codes|github|repo|repos|repository|repositories|implementation|"
+                        r"(?:the )?links? (?:to|for)|url|website|project page|download|open[- ]sourced?)\b", re.I)
 
 
 def points_elsewhere(text: str) -> bool:

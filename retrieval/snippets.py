@@ -140,6 +140,7 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     scored = []
     for i, (quote, cosine, held) in enumerate(zip(quotes, cosines, tokens)):
         coverage = sum(w for t, w in terms.items() if t in held)
+        method, result = states_method(quote.text), states_result(quote.text)
         titled = coverage + sum(w for t, w in terms.items() if t in in_title and t not in held)
         scored.append(ScoredSentence(
             quote, float(cosine), coverage, titled, focus=focus[i],
@@ -148,10 +149,10 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
             claim=float(coverage > 0 and claims_for_paper(quote.text)), words=math.log1p(len(quote.text.split())),
             cosine_lead=float(cosine) - best_cosine, focus_lead=focus[i] - best_focus,
             number=float(quantity and states_number(quote.text)),
-            how_method=float(how and states_method(quote.text)), how_result=float(how and states_result(quote.text)),
-            how_first=float(how and i == 0), define=float(any(defines(quote.text, name) for name in asked)),
-            pointer=not code and points_elsewhere(quote.text), method=states_method(quote.text),
-            results_only=not quantity and states_result(quote.text) and not states_method(quote.text)))
+            how_method=float(how and method), how_result=float(how and result), how_first=float(how and i == 0),
+            define=float(any(defines(quote.text, name) for name in asked)),
+            pointer=not code and points_elsewhere(quote.text), method=method,
+            results_only=not quantity and result and not method))
     return sorted(scored, key=lambda s: -s.score)
 
 
