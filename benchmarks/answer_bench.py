@@ -10,7 +10,9 @@ Sets, each over its own corpus, in a store built once under --workdir:
   rounds by other readers, dev only; `neurips24-test2` / `-test3`: a fifth and a sixth round, test only
   (neurips2024_questions_fifth.jsonl, _sixth.jsonl), about papers no earlier question is about; `neurips24-dev5`: a
   seventh, dev only (neurips2024_questions_seventh.jsonl), about papers no test question is about, read unseen and
-  not fitted on (docs/benchmarks.md); `neurips24-define-dev` / `-test`: questions asking what a paper's named method
+  not fitted on (docs/benchmarks.md); `neurips24-test4`: an eighth, test only (neurips2024_questions_eighth.jsonl, 80
+  questions, 40 of them near misses), by two more readers over the last papers no question was about;
+  `neurips24-define-dev` / `-test`: questions asking what a paper's named method
   is ("What is FineStyle?", "how does X work?"), with the sentences that say it, by a reader of the abstracts
   (neurips2024_questions_define.jsonl); `neurips24-zh-dev` / `-zh-test`: questions in Chinese
   (neurips2024_questions_zh.jsonl), by a reader of the abstracts writing as a Chinese-speaking lab member would (a
@@ -71,7 +73,8 @@ SHARED = Path(os.environ.get("PAPERBOT_SHARED", REPO.parent / "shared"))
 LABELLED = SHARED / "labelled"
 NEURIPS_SET = DATA / "neurips2024_questions.jsonl"
 # The real-paper sets: their file and split. The second to fourth rounds of readers' questions and the seventh are dev
-# only; the fifth and sixth are test only, each written over papers no earlier question is about, and read only here.
+# only; the fifth, sixth and eighth are test only, each written over papers no earlier question is about, and read
+# only here.
 NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-dev2": (DATA / "neurips2024_questions_more.jsonl", "dev"),
                 "neurips24-dev3": (DATA / "neurips2024_questions_third.jsonl", "dev"),
@@ -80,6 +83,7 @@ NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-test": (NEURIPS_SET, "test"),
                 "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test"),
                 "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test"),
+                "neurips24-test4": (DATA / "neurips2024_questions_eighth.jsonl", "test"),
                 "neurips24-define-dev": (DATA / "neurips2024_questions_define.jsonl", "dev"),
                 "neurips24-define-test": (DATA / "neurips2024_questions_define.jsonl", "test"),
                 "neurips24-zh-dev": (DATA / "neurips2024_questions_zh.jsonl", "dev"),
