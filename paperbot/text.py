@@ -253,8 +253,23 @@ _POINTER = re.compile(r"https?://|\bwww\.|github\.com|\.github\.io\b|4open\.scie
 _CODE_AVAILABLE = re.compile(r"\b(?:code|codes|source code|implementation|project page)\b[^.;]{0,60}?"
                              r"\b(?:is|are|will be|has been|have been)\s+(?:made\s+)?(?:publicly\s+|freely\s+|openly\s+)?"
                              r"(?:available|released|open-sourced|accessible)\b", re.I)
-_ASKS_CODE = re.compile(r"\b(?:code|codes|github|repo|repos|repository|repositories|implementation|"
-                        r"(?:the )?links? (?:to|for)|url|website|project page|download|open[- ]sourced?)\b", re.I)
+# A request for a paper's code, not code as a topic ("code generation", "a code repository", "surface codes"):
+# "where can I find …", "is … code public / out?", "has … released their code", "code/repo/github for …",
+# "their/official implementation", "… open source?", "project page", "X code?" (read with or without the mark:
+# retrieval searches the question without it).
+_CODE = r"(?:code|codebase|implementation|repo|repository|github)"
+_ASKS_CODE = re.compile(
+    r"\bwhere (?:can|do|could|would|should) (?:i|we|you|one) (?:find|get|download|access|grab)\b"
+    r"|\bwhere(?:'s| is| are)\b[^?]{0,40}\b" + _CODE + r"\b"
+    r"|\b" + _CODE + r"s? (?:is |are )?(?:publicly |freely )?(?:available|public|released|out)\b"
+    r"|\b(?:is|are|was|were) (?:the |their |its )?[^?]{0,40}\b" + _CODE + r"s? (?:available|public|released|out)\b"
+    r"|\breleased? (?:the |their |its |any )?(?:source )?" + _CODE + r"\b"
+    r"|\b(?:code|repo|repository|github|implementation|project page|link|url)s? (?:for|of|to) "
+    r"(?:the|this|that|their|its|(?-i:[A-Z]))"
+    r"|\b(?:their|official|the authors'?) (?:source )?" + _CODE + r"\b|\bsource code (?:of|for)\b"
+    r"|\b(?:is|are) (?:the |their |its )?" + _CODE + r"s?\b[^?]{0,40}\b(?:available|public|released|out)\b"
+    r"|\bdownload\b[^?]{0,30}\b" + _CODE + r"\b|\bopen[- ]sourced?\W*$|\bproject page\b|\bgithub\b(?! repositor)"
+    r"|^\W*[\w.+-]+(?:'s)?(?: (?:code|repo|repository|github|implementation|link|page))+\W*$", re.I)
 
 
 def points_elsewhere(text: str) -> bool:
@@ -266,6 +281,14 @@ def points_elsewhere(text: str) -> bool:
 def asks_for_code(text: str) -> bool:
     """Whether a question asks for a paper's code, repository or link ("is the code of DRL public?")."""
     return bool(_ASKS_CODE.search(text))
+
+
+# The words of a request for code around the names it asks about ("is the IntraMix code public?", "where can I find
+# GuardT2I's implementation?"): a question of these and names asks about the named papers.
+_CODE_WORDS = frozenset(
+    "code codes github repo repos repository repositories implementation implementations link links url website page "
+    "project download public publicly available released release open source sourced open-source open-sourced where "
+    "find get out yet s".split())  # "s": a possessive, "GuardT2I's code"
 
 
 _ASKS_WHAT = re.compile(r"\bwhat(?:'s|’s| is| are| does| do| exactly)\b|\bexplain\b|\btell me about\b|"
@@ -286,12 +309,13 @@ def asked_names(text: str) -> list[str]:
 
 def about_names(text: str) -> bool:
     """Whether a question asks about the things it names themselves: what they are ("What is BMT?", `asked_names`),
-    or nothing but them ("compare DRL and BMT", "BMT vs DRL", "DiffAug?"); not "DRL for robot locomotion", which
-    asks about locomotion."""
+    or nothing but them ("compare DRL and BMT", "BMT vs DRL", "DiffAug?"), or their code ("is the IntraMix code
+    public?"); not "DRL for robot locomotion", which asks about locomotion."""
     if asked_names(text):
         return True
     found = {n.lower() for n in names(text)}
-    return bool(found) and all(w in found or w in STOPWORDS or w in REFERENCE_WORDS for w in words(text))
+    code = _CODE_WORDS if asks_for_code(text) else frozenset()
+    return bool(found) and all(w in found or w in STOPWORDS or w in REFERENCE_WORDS or w in code for w in words(text))
 
 
 def defines(text: str, name: str) -> bool:

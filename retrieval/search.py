@@ -41,8 +41,8 @@ from paperbot.errors import EmptyCorpusError
 from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
-from paperbot.text import (STOPWORDS, about_names, asked_names, asks_for_code, asks_how, asks_quantity, search_text,
-                           split_sentences, typed_words)
+from paperbot.text import (STOPWORDS, about_names, asked_names, asks_for_code, asks_how, asks_quantity,
+                           points_elsewhere, search_text, split_sentences, typed_words)
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
@@ -324,6 +324,9 @@ class Retriever:
             ranked = self._called_first(view, ranked, called, query, qvec, k)
         bar = self.settings.min_confidence_translated if translated else self.settings.min_confidence
         hits = self._with_quotes(view, ranked, query, qvec, bar)
+        if called and asks_for_code(query) and not any(
+                h.paper_id in called and any(points_elsewhere(q.text) for q in h.quotes) for h in hits):
+            called = set()  # "is the BMT code public?" where BMT's abstract links nothing: decided on its words
         if called:
             # a question about papers it calls by their own names ("What is BMT?", "compare DRL and BMT"): those
             # papers are the answer, whatever else its words come close to
@@ -475,15 +478,15 @@ class Retriever:
         terms = question_terms(view.keyword, query)
         quantity, how, asked = asks_quantity(query), asks_how(query), asked_names(query)
         said = said_by(query)
-        code = asks_for_code(query)
         return [score_sentences(*cached[pid], qvec, terms, title=view.papers[pid].title or view.papers[pid].label,
-                                quantity=quantity, how=how, said=said, asked=asked, code=code) for pid in paper_ids]
+                                quantity=quantity, how=how, said=said, asked=asked) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray,
                      min_confidence: float) -> list[Hit]:
         """Each paper with the sentences that best answer the query, and whether it answers (retrieval/decision.py):
         from `min_confidence`, or a share of the best paper's probability once one reaches it."""
         scored = self._scored(view, [r.paper_id for r in ranked], query, qvec)
+        code = asks_for_code(query)
         best = [best_answer(s) for s in scored]
         found = evidence([r.score for r in ranked], best, [r.lexical for r in ranked], [r.missing for r in ranked],
                          [r.dense for r in ranked], [max((x.cosine for x in s), default=0.0) for s in scored],
@@ -497,7 +500,7 @@ class Retriever:
         for r, sentences, a, e, p in zip(ranked, scored, best, found, probs):
             relevant = self.is_relevant(r) if p is None else p >= bar
             plausible = relevant if p is None else relevant or p >= self.settings.llm_min_confidence
-            hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences),
+            hits.append(Hit(paper=view.papers[r.paper_id], score=r.score, quotes=quotes_of(sentences, code),
                             dense=r.dense, lexical=r.lexical, relevant=relevant,
                             answer=a, confidence=p, plausible=plausible, evidence=e))
         return hits

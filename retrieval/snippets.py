@@ -11,8 +11,8 @@ states the paper's method ("we propose …", "by training …") or its results (
 for one asking what a named method is, whether it introduces the name ("We call the method Bit-Mask
 Tuning (BMT): a …"). A conditional logit over these, fitted on the sentences readers marked as answering
 (benchmarks/calibrate_quotes.py), orders the quotes. A sentence saying where the code is ("Our code is
-available at https://…") is quoted only to a question asking for it, and a sentence that only reports results
-is not added to one stating the method, unless the question asks for a number.
+available at https://…") is the quote for a question asking for the code, and quoted for no other; a sentence
+that only reports results is not added to one stating the method, unless the question asks for a number.
 
 Each paper's answer score, cosine + COVERAGE_WEIGHT × term share read with its title, is one of the
 signals retrieval/decision.py weighs to decide whether the paper answers at all.
@@ -71,7 +71,7 @@ class ScoredSentence:
     how_first: float = 0.0  # 1 when the question asks how and this is the abstract's first sentence
     define: float = 0.0  # 1 when the question asks what a name is and the sentence introduces it ("… (BMT): a …")
     # Not read by the model; which of the ordered sentences may be quoted (`quotes_of`):
-    pointer: bool = False  # it says where the code is, to a question not asking for it
+    points: bool = False  # it says where the code or the paper's page is ("Code is available at https://…")
     method: bool = False  # it states the paper's method ("we propose …")
     results_only: bool = False  # it reports results and states no method, to a question not asking for a number
 
@@ -108,7 +108,7 @@ def question_terms(keyword: KeywordIndex, question: str) -> dict[str, float]:
 def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarray, terms: dict[str, float],
                     title: str = "", quantity: bool = False, how: bool = False,
                     said: Mapping[str, tuple[frozenset[str], ...]] | None = None,
-                    asked: Sequence[str] = (), code: bool = False) -> list[ScoredSentence]:
+                    asked: Sequence[str] = ()) -> list[ScoredSentence]:
     """The paper's sentences scored against the question, best quote first (ties keep abstract order).
 
     A sentence is quoted for what it says itself; the paper's title counts only in `answer`, so a
@@ -123,7 +123,6 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
     `asked`: the names the question asks to have explained ("What is BMT?": paperbot/text.py `asked_names`), which
     the sentence introducing them answers ("We call the method Bit-Mask Tuning (BMT): a learnable binary mask …"),
     more than one that only uses them ("BMT reaches FPT accuracy …").
-    `code`: the question asks for the paper's code or link, which a sentence saying where it is answers.
     """
     if not quotes:
         return []
@@ -151,7 +150,7 @@ def score_sentences(quotes: Sequence[Quote], vectors: np.ndarray, qvec: np.ndarr
             number=float(quantity and states_number(quote.text)),
             how_method=float(how and method), how_result=float(how and result), how_first=float(how and i == 0),
             define=float(any(defines(quote.text, name) for name in asked)),
-            pointer=not code and points_elsewhere(quote.text), method=method,
+            points=points_elsewhere(quote.text), method=method,
             results_only=not quantity and result and not method))
     return sorted(scored, key=lambda s: -s.score)
 
@@ -161,11 +160,16 @@ def best_answer(scored: Sequence[ScoredSentence]) -> float | None:
     return max((s.answer for s in scored), default=None)
 
 
-def quotes_of(scored: Sequence[ScoredSentence]) -> tuple[Quote, ...]:
+def quotes_of(scored: Sequence[ScoredSentence], code: bool = False) -> tuple[Quote, ...]:
     """The best sentence, and the second best when it is nearly as good (and the first is not long), or when the
-    first is too short to say more than a name; never a sentence saying where the code is (unless asked, or
-    there is nothing else), nor, beside one stating the method, one that only reports results."""
-    scored = [s for s in scored if not s.pointer] or list(scored)
+    first is too short to say more than a name; never a sentence saying where the code is (unless there is
+    nothing else), nor, beside one stating the method, one that only reports results. To a question asking for
+    the code (`code`), the best sentence saying where it is, beside the best of the others."""
+    pointing = [s for s in scored if s.points]
+    others = [s for s in scored if not s.points]
+    if code and pointing:
+        return tuple(s.quote for s in [pointing[0], *others[:1]])
+    scored = others or list(scored)
     if not scored:
         return ()
     best = [scored[0]]

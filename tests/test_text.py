@@ -203,6 +203,21 @@ def test_points_elsewhere_and_asks_for_code():
     # a result or a release that is itself the answer is not a pointer
     assert not points_elsewhere("setting record FIDs of 1.01 for 64x64, using publicly available networks.")
     assert not points_elsewhere("We release a dataset of 10,000 annotated molecules.")
-    assert asks_for_code("is the code of DRL public?") and asks_for_code("where's the github repo for BMT")
-    assert asks_for_code("link to the BMT paper?")
-    assert not asks_for_code("how do people encode links in graphs?") and not asks_for_code("what is BMT?")
+    for asked in ("is the code of DRL public?", "where's the github repo for BMT", "link to the BMT paper?", "BMT code?",
+                  "has BMT released their code yet", "is BMT open source?", "where can I find the ThinkSafe implementation",
+                  "code for the paper on masking weights?", "BMT code", "HEALNet repo link"):
+        assert asks_for_code(asked), asked
+    # code as a topic, a link as a topic, a way to get something: no request for a paper's code
+    for topic in ("how do people encode links in graphs?", "what is BMT?", "retrieval-augmented repository-level code "
+                  "completion", "neural decoders for quantum error correction on surface codes", "LLMs that write code?",
+                  "making open-source LLMs robust against jailbreaks", "code for quantum error correction",
+                  "how do you get an LLM to debug its code?", "neural code clone detection in source code?"):
+        assert not asks_for_code(topic), topic
+
+
+def test_a_request_for_named_code_is_about_the_names():
+    from paperbot.text import about_names
+
+    assert about_names("is the IntraMix code public?") and about_names("where can I find GuardT2I's code?")
+    assert about_names("github for CoSW?")
+    assert not about_names("is there code for DRL in robot locomotion?")  # locomotion is asked about

@@ -138,7 +138,7 @@ def test_a_how_question_quotes_the_sentence_naming_the_mechanism(library):
     assert "trains a discriminator" in answer.citations[0].quote
 
 
-def test_where_the_code_is_is_quoted_only_to_a_question_asking_for_it():
+def test_where_the_code_is_is_quoted_to_a_question_asking_for_it_and_to_no_other():
     import numpy as np
 
     # the link sentence is the closest to the question; it says where the code is, not how the method works
@@ -152,10 +152,20 @@ def test_where_the_code_is_is_quoted_only_to_a_question_asking_for_it():
     assert scored[0].quote.text.startswith("Our framework is available"), [s.quote.text for s in scored]
     assert [q.text for q in quotes_of(scored)][0].startswith("GuardT2I turns the prompt embedding")
     assert all("github" not in q.text for q in quotes_of(scored))
-    asked = score_sentences(quotes, vectors, question, terms, how=True, asked=("GuardT2I",), code=True)
-    assert quotes_of(asked)[0].text.startswith("Our framework is available")
+    # "where is GuardT2I's code?": the link, beside the best of the other sentences
+    assert [q.text for q in quotes_of(scored, code=True)] == [quotes[2].text, quotes[1].text]
     only_link = score_sentences(quotes[2:], vectors[2:], question, terms, how=True)  # nothing else to quote
     assert [q.text for q in quotes_of(only_link)] == [quotes[2].text]
+
+
+def test_a_question_asking_for_a_named_paper_s_code_is_answered_from_its_link(library):
+    answer = extractive_answer(library.search("is the ThinkSafe code public?"))
+    assert _labels(answer) == ["ThinkSafe"], _labels(answer)
+    assert "https://anonymous.4open.science/r/ThinkSafe-E486/" in answer.citations[0].quote
+    # an abstract that links nothing does not answer where the code is: decided on the question's words
+    result = library.search("is the BMT code public?")
+    assert result.abstained and result.hits[0].paper.label == "BMT"
+    assert not any("http" in q.text for h in library.search("what is ThinkSafe?").hits for q in h.quotes)
 
 
 def test_a_results_sentence_is_not_added_to_the_method_it_follows():
