@@ -12,6 +12,9 @@ Sets, each over its own corpus, in a store built once under --workdir:
   seventh, dev only (neurips2024_questions_seventh.jsonl), about papers no test question is about, read unseen and
   not fitted on (docs/benchmarks.md); `neurips24-test4`: an eighth, test only (neurips2024_questions_eighth.jsonl, 80
   questions, 40 of them near misses), by two more readers over the last papers no question was about;
+  `neurips24-code`: questions asking for a paper's code (neurips2024_questions_code.jsonl, 40, by a reader of the
+  abstracts: 20 whose abstract links its code, with that sentence as the answer, "code-link", and 20 whose abstract
+  links nothing, "code-nolink", where citing the paper or abstaining with it first are both fair);
   `neurips24-define-dev` / `-test`: questions asking what a paper's named method
   is ("What is FineStyle?", "how does X work?"), with the sentences that say it, by a reader of the abstracts
   (neurips2024_questions_define.jsonl); `neurips24-zh-dev` / `-zh-test`: questions in Chinese
@@ -84,6 +87,7 @@ NEURIPS_SETS = {"neurips24-dev": (NEURIPS_SET, "dev"),
                 "neurips24-test2": (DATA / "neurips2024_questions_fifth.jsonl", "test"),
                 "neurips24-test3": (DATA / "neurips2024_questions_sixth.jsonl", "test"),
                 "neurips24-test4": (DATA / "neurips2024_questions_eighth.jsonl", "test"),
+                "neurips24-code": (DATA / "neurips2024_questions_code.jsonl", "test"),
                 "neurips24-define-dev": (DATA / "neurips2024_questions_define.jsonl", "dev"),
                 "neurips24-define-test": (DATA / "neurips2024_questions_define.jsonl", "test"),
                 "neurips24-zh-dev": (DATA / "neurips2024_questions_zh.jsonl", "dev"),
