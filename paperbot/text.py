@@ -262,7 +262,6 @@ _ASKS_CODE = re.compile(
     r"\bwhere (?:can|do|could|would|should) (?:i|we|you|one) (?:find|get|download|access|grab)\b"
     r"|\bwhere(?:'s| is| are)\b[^?]{0,40}\b" + _CODE + r"\b"
     r"|\b" + _CODE + r"s? (?:is |are )?(?:publicly |freely )?(?:available|public|released|out)\b"
-    r"|\b(?:is|are|was|were) (?:the |their |its )?[^?]{0,40}\b" + _CODE + r"s? (?:available|public|released|out)\b"
     r"|\breleased? (?:the |their |its |any )?(?:source )?" + _CODE + r"\b"
     r"|\b(?:code|repo|repository|github|implementation|project page|link|url)s? (?:for|of|to) "
     r"(?:the|this|that|their|its|(?-i:[A-Z]))"

@@ -323,8 +323,9 @@ class Retriever:
         if called:
             ranked = self._called_first(view, ranked, called, query, qvec, k)
         bar = self.settings.min_confidence_translated if translated else self.settings.min_confidence
-        hits = self._with_quotes(view, ranked, query, qvec, bar)
-        if called and asks_for_code(query) and not any(
+        code = asks_for_code(query)  # quoted with the sentence saying where the code is
+        hits = self._with_quotes(view, ranked, query, qvec, bar, code)
+        if called and code and not any(
                 h.paper_id in called and any(points_elsewhere(q.text) for q in h.quotes) for h in hits):
             called = set()  # "is the BMT code public?" where BMT's abstract links nothing: decided on its words
         if called:
@@ -482,11 +483,11 @@ class Retriever:
                                 quantity=quantity, how=how, said=said, asked=asked) for pid in paper_ids]
 
     def _with_quotes(self, view: CorpusView, ranked: list[RankedPaper], query: str, qvec: np.ndarray,
-                     min_confidence: float) -> list[Hit]:
+                     min_confidence: float, code: bool = False) -> list[Hit]:
         """Each paper with the sentences that best answer the query, and whether it answers (retrieval/decision.py):
-        from `min_confidence`, or a share of the best paper's probability once one reaches it."""
+        from `min_confidence`, or a share of the best paper's probability once one reaches it. `code`: the question
+        asks for the code (`asks_for_code`), which the sentence saying where it is answers (`quotes_of`)."""
         scored = self._scored(view, [r.paper_id for r in ranked], query, qvec)
-        code = asks_for_code(query)
         best = [best_answer(s) for s in scored]
         found = evidence([r.score for r in ranked], best, [r.lexical for r in ranked], [r.missing for r in ranked],
                          [r.dense for r in ranked], [max((x.cosine for x in s), default=0.0) for s in scored],
