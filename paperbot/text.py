@@ -267,7 +267,7 @@ _ASKS_CODE = re.compile(
     r"(?:the|this|that|their|its|(?-i:[A-Z]))"
     r"|\b(?:their|official|the authors'?) (?:source )?" + _CODE + r"\b|\bsource code (?:of|for)\b"
     r"|\b(?:is|are) (?:the |their |its )?" + _CODE + r"s?\b[^?]{0,40}\b(?:available|public|released|out)\b"
-    r"|\bdownload\b[^?]{0,30}\b" + _CODE + r"\b|\bopen[- ]sourced?\W*$|\bproject page\b|\bgithub\b(?! repositor)"
+    r"|\bdownload\b[^?]{0,30}\b" + _CODE + r"\b|\bopen[- ]sourced?\W*(?:$|\?)|\bproject page\b|\bgithub\b(?! repositor)"
     r"|^\W*[\w.+-]+(?:'s)?(?: (?:code|repo|repository|github|implementation|link|page))+\W*$", re.I)
 
 
@@ -287,7 +287,8 @@ def asks_for_code(text: str) -> bool:
 _CODE_WORDS = frozenset(
     "code codes github repo repos repository repositories implementation implementations link links url website page "
     "project download public publicly available released release open source sourced open-source open-sourced where "
-    "find get out yet s".split())  # "s": a possessive, "GuardT2I's code"
+    "find get out yet s "
+    "d ll like love want try use run play around".split())  # "s": "GuardT2I's code"; "I'd like to try it"
 
 
 _ASKS_WHAT = re.compile(r"\bwhat(?:'s|’s| is| are| does| do| exactly)\b|\bexplain\b|\btell me about\b|"
@@ -315,6 +316,31 @@ def about_names(text: str) -> bool:
     found = {n.lower() for n in names(text)}
     code = _CODE_WORDS if asks_for_code(text) else frozenset()
     return bool(found) and all(w in found or w in STOPWORDS or w in REFERENCE_WORDS or w in code for w in words(text))
+
+
+# How a lab speaks of a paper it has read: "the sycophancy paper", "that flow matching article". Not "the first
+# paper" or "the same paper" (earlier answers), nor "the paper" alone; not "work" or "study", verbs as often ("how
+# does the discriminator work?").
+_PAPER_NOUNS = frozenset("paper article preprint".split())
+_NOT_TOPIC = frozenset("same other another first second third fourth fifth last previous next above below following "
+                       "cited new recent latest best whole entire earlier latter former main related original".split())
+
+
+def topic_called(text: str) -> frozenset[str]:
+    """The stems of the words a question calls one paper by ("what datasets does the sycophancy paper use?" →
+    {"sycoph"}): up to four words between "the", "that" or "this" and "paper", "article" or "preprint";
+    empty when it calls none so, or calls one by its place among earlier answers ("the first paper")."""
+    found = words(text)
+    for i, w in enumerate(found):
+        if w not in _PAPER_NOUNS:
+            continue
+        start = i
+        while start > 0 and i - start < 4 and found[start - 1] not in STOPWORDS:
+            start -= 1
+        between = found[start:i]
+        if between and start > 0 and found[start - 1] in ("the", "that", "this") and not _NOT_TOPIC & set(between):
+            return frozenset(stem(b) for b in between)
+    return frozenset()
 
 
 def defines(text: str, name: str) -> bool:

@@ -42,7 +42,7 @@ from paperbot.protocols import TextEmbedder
 from paperbot.records import Paper, Reach, paper_id_of
 from paperbot.settings import RetrievalSettings
 from paperbot.text import (STOPWORDS, about_names, asked_names, asks_for_code, asks_how, asks_quantity,
-                           points_elsewhere, search_text, split_sentences, typed_words)
+                           points_elsewhere, search_text, split_sentences, topic_called, typed_words)
 from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
@@ -410,9 +410,12 @@ class Retriever:
         if words is None:
             return None
         chunks = view.vectors_of(view.chunk_rows(first.paper_id), self.store)
+        # a paper is named by its short name ("ThinkSafe") or by its title's words ("the sycophancy paper") when
+        # no other title holds them
+        by_title = view.titled(topic_called(text)) == [first.paper_id]
         return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
-                                unnamed(words, first.paper),
-                                leave_out(self.embedder, text, words, query_vector, chunks), named(text, first.paper))
+                                unnamed(words, first.paper), leave_out(self.embedder, text, words, query_vector, chunks),
+                                max(named(text, first.paper), float(by_title)))
 
     def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper `reach` sees passing `filters`, orals first, then by title."""

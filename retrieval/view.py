@@ -42,7 +42,7 @@ from ingest.store import Store
 from paperbot.memory import release_free_memory
 from paperbot.records import PAPER_FIELDS, PROGRAM, Paper, Reach, StoredChunk, assemble_parts, indexed_text
 from paperbot.settings import StoreSettings
-from paperbot.text import typed_words
+from paperbot.text import stem, typed_words, words
 from retrieval.filters import FilterIndex, Filters
 from retrieval.keyword import BM25_B, BM25_K1, KeywordBuilder, KeywordIndex, tokenize
 from retrieval.support import distinctive_name, paper_name
@@ -120,6 +120,8 @@ class CorpusView:
         self._words_lock = threading.Lock()
         # Each distinctive short name → its papers (`called`), built on first use.
         self._short_names: dict[str, list[str]] | None = None
+        # Each paper's title and label stems (`titled`), built on first use.
+        self._title_stems: list[tuple[str, frozenset[str]]] | None = None
 
     def words(self, reach: Reach = Reach.ALL) -> Words:
         """Every word of the titles and abstracts of the papers `reach` sees, lower-cased: what typos are read
@@ -152,6 +154,15 @@ class CorpusView:
             if named and not self._said_elsewhere(word, named):
                 out.extend(named)
         return out
+
+    def titled(self, stems: frozenset[str]) -> list[str]:
+        """The papers whose title or label holds every one of `stems` (`paperbot.text.topic_called`: "the
+        sycophancy paper" is the paper whose title says "sycophancy", when no other title does). Read on first use."""
+        with self._words_lock:
+            if self._title_stems is None:
+                self._title_stems = [(p.paper_id, frozenset(stem(w) for w in words(f"{p.title} {p.label}")))
+                                     for p in self.papers.values()]
+        return [pid for pid, held in self._title_stems if stems <= held] if stems else []
 
     def _said_elsewhere(self, name: str, named: Sequence[str]) -> bool:
         """Whether a paper other than `named` says `name` as written in its title or abstract."""

@@ -205,13 +205,15 @@ def test_points_elsewhere_and_asks_for_code():
     assert not points_elsewhere("We release a dataset of 10,000 annotated molecules.")
     for asked in ("is the code of DRL public?", "where's the github repo for BMT", "link to the BMT paper?", "BMT code?",
                   "has BMT released their code yet", "is BMT open source?", "where can I find the ThinkSafe implementation",
-                  "code for the paper on masking weights?", "BMT code", "HEALNet repo link"):
+                  "code for the paper on masking weights?", "BMT code", "HEALNet repo link",
+                  "Is BMT open source? I'd like to try it"):
         assert asks_for_code(asked), asked
     # code as a topic, a link as a topic, a way to get something: no request for a paper's code
     for topic in ("how do people encode links in graphs?", "what is BMT?", "retrieval-augmented repository-level code "
                   "completion", "neural decoders for quantum error correction on surface codes", "LLMs that write code?",
                   "making open-source LLMs robust against jailbreaks", "code for quantum error correction",
-                  "how do you get an LLM to debug its code?", "neural code clone detection in source code?"):
+                  "how do you get an LLM to debug its code?", "neural code clone detection in source code?",
+                  "are there open-source LLMs? for my lab"):
         assert not asks_for_code(topic), topic
 
 
@@ -219,5 +221,17 @@ def test_a_request_for_named_code_is_about_the_names():
     from paperbot.text import about_names
 
     assert about_names("is the IntraMix code public?") and about_names("where can I find GuardT2I's code?")
-    assert about_names("github for CoSW?")
+    assert about_names("github for CoSW?") and about_names("Is HydraViT open source? I'd like to try it")
     assert not about_names("is there code for DRL in robot locomotion?")  # locomotion is asked about
+
+
+def test_a_paper_called_by_its_topic():
+    from paperbot.text import topic_called
+
+    assert topic_called("what datasets does the sycophancy paper use?") == {stem("sycophancy")}
+    assert topic_called("is there a repo for that knowledge graph completion paper?") == {
+        stem("knowledge"), stem("graph"), stem("completion")}
+    # a place among earlier answers, the paper alone, a paper by what it is about, a verb: no title's words
+    for other in ("What does the third paper propose?", "does the same paper test Llama?", "tell me about this paper",
+                  "the paper on sycophancy", "how does the discriminator work?", "the best paper award winners"):
+        assert not topic_called(other), other

@@ -168,6 +168,23 @@ def test_a_question_asking_for_a_named_paper_s_code_is_answered_from_its_link(li
     assert not any("http" in q.text for h in library.search("what is ThinkSafe?").hits for q in h.quotes)
 
 
+def test_a_request_for_code_with_a_wish_after_it_is_a_request_for_code(library):
+    answer = extractive_answer(library.search("Is ThinkSafe open source? I'd like to try it."))
+    assert _labels(answer) == ["ThinkSafe"], _labels(answer)
+    assert "https://anonymous.4open.science/r/ThinkSafe-E486/" in answer.citations[0].quote
+
+
+@pytest.mark.parametrize("question", ["which models does the sycophancy paper test?",
+                                      "what datasets does the sycophancy paper use?"])
+def test_a_paper_called_by_its_title_s_words_is_named(library, question):
+    # "the sycophancy paper": one paper's title (here its label) says "sycophancy"; the question's other words alone
+    # would leave it unanswered
+    answer = extractive_answer(library.search(question))
+    assert answer.citations and "sycophancy" in answer.citations[0].paper.label, question
+    # said of a paper no title names so, the question is decided on its words as before
+    assert library.search(question.replace("sycophancy paper", "robot locomotion paper")).abstained
+
+
 def test_a_results_sentence_is_not_added_to_the_method_it_follows():
     import numpy as np
 
