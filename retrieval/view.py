@@ -157,12 +157,15 @@ class CorpusView:
 
     def titled(self, stems: frozenset[str]) -> list[str]:
         """The papers whose title or label holds every one of `stems` (`paperbot.text.topic_called`: "the
-        sycophancy paper" is the paper whose title says "sycophancy", when no other title does). Read on first use."""
+        sycophancy paper" is the paper whose title says "sycophancy", when no other title does). Every paper counts,
+        whichever library holds it. Read on first use."""
+        if not stems:
+            return []
         with self._words_lock:
             if self._title_stems is None:
                 self._title_stems = [(p.paper_id, frozenset(stem(w) for w in words(f"{p.title} {p.label}")))
                                      for p in self.papers.values()]
-        return [pid for pid, held in self._title_stems if stems <= held] if stems else []
+        return [pid for pid, held in self._title_stems if stems <= held]
 
     def _said_elsewhere(self, name: str, named: Sequence[str]) -> bool:
         """Whether a paper other than `named` says `name` as written in its title or abstract."""
