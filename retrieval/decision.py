@@ -112,14 +112,14 @@ def _logistic(x: Sequence[float], weights: Sequence[float], bias: float, mean: S
 # Fitted by benchmarks/calibrate_answers.py (the question-level model); feature order as QUESTION_FEATURES.
 QUESTION_FEATURES = ("answer", "coverage", "missing", "dense", "cosine", "sentence_coverage",
                      "missing_known", "complement", "answer_margin", "dense_margin", "logit", "support", "unnamed",
-                     "leave_out", "named")
-QUESTION_MEAN = (0.9546, 0.5819, 0.1587, 0.5863, 0.5927, 0.5070, 0.1166, 0.0000, 0.2910, 0.1147, 0.7961, 0.6635, 0.1199,
-                 0.0037, 0.0358)
-QUESTION_SCALE = (0.2568, 0.2389, 0.0952, 0.1368, 0.1258, 0.2301, 0.0710, 1.0000, 0.2304, 0.1082, 2.7198, 0.1385,
-                  0.3248, 0.0074, 0.1857)
-QUESTION_WEIGHTS = (-1.0565, -0.1573, -0.0114, 0.1015, -0.1484, -0.6797, -0.5085, 0.0000, 0.9144, -0.2779, 1.7457,
-                    1.8834, -0.4728, -0.7774, 0.5260)
-QUESTION_BIAS = 0.5305
+                     "leave_out", "named", "joint")
+QUESTION_MEAN = (0.9607, 0.5879, 0.1574, 0.5877, 0.5941, 0.5137, 0.1145, 0.0000, 0.2922, 0.1156, 0.8507, 0.6640, 0.1087,
+                 0.0035, 0.0308, 0.6542)
+QUESTION_SCALE = (0.2564, 0.2381, 0.0961, 0.1361, 0.1253, 0.2287, 0.0703, 1.0000, 0.2282, 0.1087, 2.7064, 0.1384,
+                  0.3113, 0.0070, 0.1728, 0.1138)
+QUESTION_WEIGHTS = (-0.6867, 0.1126, -0.2774, 0.6622, 0.1403, -0.7257, -0.6276, 0.0000, 0.4227, -0.0559, 1.7143, 1.3630,
+                    -0.6179, -0.8661, 0.3961, -0.9861)
+QUESTION_BIAS = 0.5606
 
 
 @dataclass(frozen=True)
@@ -133,11 +133,15 @@ class QuestionEvidence:
     unnamed: float  # 1 when it never says one of the question's names
     leave_out: float  # the most the question comes closer to it with one word left out (IDF share x rise)
     named: float  # 1 when the question says its short name
+    # the question's cosine to itself read together with the paper's abstract; None (read as the fitted mean: no
+    # evidence either way) for a question of one content word
+    joint: float | None = None
 
     def vector(self) -> tuple[float, ...]:
         p = min(max(self.probability, 1e-6), 1 - 1e-6)
         values = {"logit": math.log(p / (1 - p)), "support": self.support, "unnamed": self.unnamed,
-                  "leave_out": self.leave_out, "named": self.named}
+                  "leave_out": self.leave_out, "named": self.named,
+                  "joint": QUESTION_MEAN[QUESTION_FEATURES.index("joint")] if self.joint is None else self.joint}
         return tuple(values[name] if name in values else getattr(self.paper, name) for name in QUESTION_FEATURES)
 
 

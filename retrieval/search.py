@@ -47,7 +47,7 @@ from retrieval.filters import Filters, no_match_notice, select
 from retrieval.instances import said_by
 from retrieval.keyword import content_tokens, tokenize
 from retrieval.decision import QuestionEvidence, answered, confidence, evidence
-from retrieval.support import PaperTokens, leave_out, named, question_words, support, unnamed
+from retrieval.support import PaperTokens, joint, leave_out, named, question_words, support, unnamed
 from retrieval.spelling import mend, other_language, typos
 from retrieval.snippets import ScoredSentence, best_answer, question_terms, quotes_of, score_sentences
 from retrieval.types import TOO_GENERAL, Hit, Quote, SearchResult
@@ -415,7 +415,8 @@ class Retriever:
         by_title = view.titled(topic_called(text)) == [first.paper_id]
         return QuestionEvidence(first.evidence, first.confidence, support(words, self._tokens(first.paper)),
                                 unnamed(words, first.paper), leave_out(self.embedder, text, words, query_vector, chunks),
-                                max(named(text, first.paper), float(by_title)))
+                                max(named(text, first.paper), float(by_title)),
+                                joint(self.embedder, text, words, query_vector, first.paper))
 
     def browse(self, filters: Filters, reach: Reach = Reach.ALL) -> list[Paper]:
         """Every paper `reach` sees passing `filters`, orals first, then by title."""

@@ -7,7 +7,8 @@ recall), and the matches are averaged with the words' IDF as weights, so a rare 
 counts most. Names ("DBSCAN", "LLaVA") are checked by their letters too: a paraphrase changes a question's common
 words, rarely its names. And the question is read again with each word left out: a near miss comes closer to the
 paper without its constraint, an answered question does not (`leave_out`). A question that says the paper's own
-short name asks about that paper (`named`).
+short name asks about that paper (`named`). And the question is read together with the paper's abstract, as one
+text: the model's attention reads each in the light of the other, which the two vectors apart cannot (`joint`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from paperbot.text import STOPWORDS, names, says_name, sentences, word_spans
 from retrieval.instances import says_by_name
 from retrieval.keyword import content_tokens
 
+JOINT_CHARS = 1500  # of the abstract read beside the question (the model reads 256 word pieces of the whole)
 CACHED_PAPERS = 64  # papers whose token vectors are kept (float16, about 230 KB each: 15 MB in all)
 
 
@@ -140,3 +142,16 @@ def leave_out(embedder: TextEmbedder, text: str, words: QuestionWords, question_
     without = (np.asarray(variants, dtype=np.float32) @ vectors.T).max(axis=1)
     share = words.weights / (words.weights.sum() or 1.0)
     return float((share * (without - whole)).max())
+
+
+def joint(embedder: TextEmbedder, text: str, words: QuestionWords, question_vector: np.ndarray,
+          paper: Paper) -> float | None:
+    """The cosine between the question and the question read together with the paper's abstract as one text
+    ("question [SEP] abstract", as far as the model reads): its pooled vector is mostly the abstract's words, each
+    read in the light of the question's. A cross-encoder's reading, crudely, by the same model. None for a question
+    of one content word ("limitations"): beside a whole abstract it is read as nothing but the abstract."""
+    if len(words.spans) < 2:
+        return None
+    body = (paper.abstract or paper.title or paper.label)[:JOINT_CHARS]
+    vector = embedder.encode([f"{text} [SEP] {body}"])[0]
+    return float(np.dot(np.asarray(vector, dtype=np.float32), np.asarray(question_vector, dtype=np.float32)))

@@ -313,7 +313,8 @@ def sentence_spans(lib: Library) -> dict[str, list[tuple[int, int]]]:
     return {pid: [(a, b) for a, b, _ in rows] for pid, rows in lib.store.snippets.vectors(papers).items()}
 
 
-def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question(lib, tmp_path, monkeypatch):
+def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question_s_readings(lib, tmp_path,
+                                                                                             monkeypatch):
     from paperbot.text import split_sentences
 
     lib.ingest([corpus_file(tmp_path / "c", "a.txt", ABSTRACTS)])
@@ -325,9 +326,12 @@ def test_every_sentence_gets_a_stored_vector_and_search_embeds_only_the_question
     question = "hierarchical physical alignment for video generation"
     hits = lib.search(question).hits
     assert hits and hits[0].quotes[0].text.startswith("We propose HiPhy")
-    # the question, and the question-level check's readings of it with one word left out: no abstract sentence
+    # the question, and the question-level check's readings of it: with one word left out, and once beside the
+    # abstract of the paper it checks (one text); no abstract sentence is embedded alone
     assert encoded[0] == question and encoded.count(question) == 1
-    assert all(set(text.split()) < set(question.split()) for text in encoded[1:]), encoded
+    beside = [text for text in encoded[1:] if text.startswith(question + " [SEP] ")]
+    assert beside == [f"{question} [SEP] {hits[0].paper.abstract}"], encoded
+    assert all(set(text.split()) < set(question.split()) for text in encoded[1:] if text not in beside), encoded
 
 
 def test_sentence_vectors_follow_edits_and_deletions(lib, tmp_path):

@@ -174,15 +174,20 @@ def test_a_request_for_code_with_a_wish_after_it_is_a_request_for_code(library):
     assert "https://anonymous.4open.science/r/ThinkSafe-E486/" in answer.citations[0].quote
 
 
-@pytest.mark.parametrize("question", ["which models does the sycophancy paper test?",
-                                      "what datasets does the sycophancy paper use?"])
-def test_a_paper_called_by_its_title_s_words_is_named(library, question):
-    # "the sycophancy paper": one paper's title (here its label) says "sycophancy"; the question's other words alone
-    # would leave it unanswered
-    answer = extractive_answer(library.search(question))
-    assert answer.citations and "sycophancy" in answer.citations[0].paper.label, question
-    # said of a paper no title names so, the question is decided on its words as before
-    assert library.search(question.replace("sycophancy paper", "robot locomotion paper")).abstained
+def test_a_paper_called_by_its_title_s_words_is_named(library):
+    from dataclasses import replace
+
+    from retrieval.decision import answered
+
+    # "the sycophancy paper": one paper's title (here its label) says "sycophancy", so the question names it
+    found = library.search("which models does the sycophancy paper test?")
+    assert found.question is not None and found.question.named == 1.0
+    assert answered(found.question) > answered(replace(found.question, named=0.0)) + 0.1
+    answer = extractive_answer(library.search("what datasets does the sycophancy paper use?"))
+    assert answer.citations and "sycophancy" in answer.citations[0].paper.label
+    # said of a paper no title names so, the question is decided on its words alone
+    other = library.search("what datasets does the robot locomotion paper use?")
+    assert other.abstained and (other.question is None or other.question.named == 0.0)
 
 
 def test_a_results_sentence_is_not_added_to_the_method_it_follows():

@@ -10,8 +10,8 @@ import pytest
 from retrieval.decision import answered
 from paperbot.records import Paper
 from retrieval.library import Library
-from retrieval.support import (PaperTokens, distinctive_name, leave_out, named, paper_name, question_words, support,
-                               unnamed)
+from retrieval.support import (PaperTokens, distinctive_name, joint, leave_out, named, paper_name, question_words,
+                               support, unnamed)
 from tests.conftest import make_settings, seed_store
 
 MASKING = "fine-tuning a language model by zeroing a tiny fraction of its weights"
@@ -183,6 +183,27 @@ def test_the_answered_probability_falls_with_support_an_unsaid_name_and_a_word_p
     assert answered(replace(q, unnamed=1.0)) < answered(q)
     assert answered(replace(q, leave_out=q.leave_out + 0.01)) < answered(q)
     assert answered(replace(q, named=1.0)) > answered(q)
+    # read beside the other signals, a question that comes closer to itself read together with the abstract is
+    # less likely answered (the fitted sign, docs/benchmarks.md "The question read with the abstract")
+    assert q.joint is not None and answered(replace(q, joint=q.joint + 0.05)) < answered(q)
+
+
+def test_the_question_is_read_together_with_the_first_paper_s_abstract(library, embedder):
+    bmt = _bmt(library)
+    drl = next(p for p in library.papers() if p.label == "DRL")
+    idf = library.retriever.view().keyword.idf
+    words, vector = question_words(embedder, MASKING, idf), embedder.encode([MASKING])[0]
+    assert words is not None
+    read = joint(embedder, MASKING, words, vector, bmt)
+    assert read == pytest.approx(float(embedder.encode([f"{MASKING} [SEP] {bmt.abstract}"])[0] @ vector), abs=1e-5)
+    other = joint(embedder, MASKING, words, vector, drl)
+    assert read is not None and other is not None and 0.0 < read < 1.0 and abs(read - other) > 0.01
+    found = library.search(MASKING)  # BMT is the paper the question-level model reads
+    assert found.question is not None and found.hits[0].paper.label == "BMT"
+    assert found.question.joint == pytest.approx(read, abs=1e-4)
+    # one word beside a whole abstract is read as the abstract: no reading, and the model takes its mean
+    lone = question_words(embedder, "limitations", idf)
+    assert lone is not None and joint(embedder, "limitations", lone, embedder.encode(["limitations"])[0], bmt) is None
 
 
 def test_a_chinese_question_translated_word_by_word_is_not_held_to_the_english_bar(library):
